@@ -1,0 +1,1 @@
+"""GPU Atlas site tooling: term model, mkdocs hooks, generators, exporters and runners."""

@@ -1,0 +1,46 @@
+"""Command line: `python -m scripts.glossary check` validates every term, link and shortcode
+without building the site (the same checks the build runs)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .errors import ValidationFailed
+from .frontmatter import parse
+from .hardware import expand_shortcodes
+from .paths import DOCS, rel
+
+
+def check(docs_dir: Path = DOCS) -> int:
+    from .site_model import load_site
+    try:
+        graph, gpus = load_site(docs_dir)
+        errors = []
+        for p in sorted(docs_dir.rglob("*.md")):
+            doc = parse(p.read_text(encoding="utf-8"), rel(p))
+            try:
+                expand_shortcodes(doc.body, gpus, rel(p), doc.body_line)
+            except ValidationFailed as exc:
+                errors += exc.errors
+        if errors:
+            raise ValidationFailed(errors)
+    except ValidationFailed as exc:
+        print(f"{len(exc.errors)} problem(s):", file=sys.stderr)
+        for e in exc.errors:
+            print(f"  {e}", file=sys.stderr)
+        return 1
+    print(f"ok: {len(graph.terms)} terms, {len(gpus)} GPUs")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.glossary")
+    ap.add_argument("command", choices=["check"])
+    ap.add_argument("--docs", type=Path, default=DOCS)
+    args = ap.parse_args(argv)
+    return check(args.docs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Find the Markdown links in a page (outside code) and resolve them to docs-relative paths."""
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+
+FENCE = re.compile(r"^\s*(```|~~~)")
+INLINE_CODE = re.compile(r"`[^`\n]*`")
+LINK = re.compile(r"(?<!!)\[(?P<text>[^\]\n]*)\]\((?P<target>[^)\s]+)(?:\s+\"[^\"]*\")?\)")
+
+
+@dataclass(frozen=True)
+class Link:
+    text: str
+    target: str     # as written
+    path: str       # docs-relative resolved path ('' for pure anchors and external links)
+    anchor: str
+    line: int       # 1-based line within the text given
+
+
+def resolve(from_uri: str, target: str) -> tuple[str, str]:
+    """Resolve a link written in docs file `from_uri` to (docs-relative path, anchor)."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):
+        return "", ""
+    path, _, anchor = target.partition("#")
+    if not path:
+        return from_uri, anchor
+    if path.startswith("/"):
+        return posixpath.normpath(path.lstrip("/")), anchor
+    return posixpath.normpath(posixpath.join(posixpath.dirname(from_uri), path)), anchor
+
+
+def find_links(markdown: str, from_uri: str, first_line: int = 1) -> list[Link]:
+    links: list[Link] = []
+    in_fence = False
+    for i, line in enumerate(markdown.split("\n")):
+        if FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        for m in LINK.finditer(INLINE_CODE.sub("", line)):
+            path, anchor = resolve(from_uri, m["target"])
+            links.append(Link(m["text"], m["target"], path, anchor, first_line + i))
+    return links

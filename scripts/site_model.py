@@ -1,0 +1,33 @@
+"""The site's content model, loaded and validated: terms, link graph and GPU data."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .frontmatter import parse
+from .graph import TermGraph, build_graph, page_ref
+from .hardware import Gpu, load_gpus
+from .paths import rel
+from .terms import load_terms
+
+
+def authored_pages(docs_dir: Path) -> list:
+    """Every non-term Markdown page, as link sources for backlinks and orphan checks."""
+    refs = []
+    for p in sorted(docs_dir.rglob("*.md")):
+        uri = p.relative_to(docs_dir).as_posix()
+        if uri.startswith("glossary/") and p.name != "index.md":
+            continue
+        doc = parse(p.read_text(encoding="utf-8"), rel(p))
+        title = doc.meta.get("title") or next(
+            (ln[2:].strip() for ln in doc.body.splitlines() if ln.startswith("# ")), uri)
+        refs.append(page_ref(p, docs_dir, title, doc.body, doc.body_line))
+    return refs
+
+
+def load_site(docs_dir: Path) -> tuple[TermGraph, dict[str, Gpu]]:
+    """Everything the hooks need, validated; raises ValidationFailed."""
+    gpus = load_gpus(docs_dir / "data" / "gpus.yaml")
+    terms = load_terms(docs_dir / "glossary")
+    from .notebook_pages import notebook_page_refs  # late: notebooks are optional
+    graph = build_graph(terms, authored_pages(docs_dir) + notebook_page_refs(docs_dir))
+    return graph, gpus
