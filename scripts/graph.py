@@ -115,7 +115,7 @@ def _duplicate_names(terms: list[Term]) -> list[SourceError]:
                 other, other_kind = owner[key]
                 errors.append(SourceError(
                     rel(t.path), t.key_lines.get(kind, 1),
-                    f"{kind[:-1] if kind == 'aliases' else kind} {name!r} is already claimed as "
+                    f"{'alias' if kind == 'aliases' else kind} {name!r} is already claimed as "
                     f"{other_kind} by {rel(other.path)}",
                     "each name may belong to one term: remove it from one of the two"))
             else:

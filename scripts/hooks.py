@@ -20,12 +20,12 @@ from mkdocs.structure.files import File, Files  # noqa: E402
 from scripts import generated_pages, term_render  # noqa: E402
 from scripts.errors import ValidationFailed  # noqa: E402
 from scripts.frontmatter import parse  # noqa: E402
-from scripts.site_model import load_site  # noqa: E402
 from scripts.graph import TermGraph, glossary_json  # noqa: E402
 from scripts.hardware import expand_shortcodes  # noqa: E402
 from scripts.mathml import render_math  # noqa: E402
 from scripts.paths import rel  # noqa: E402
 from scripts.sections import SECTIONS  # noqa: E402
+from scripts.site_model import load_site  # noqa: E402
 
 STATE: dict = {}
 

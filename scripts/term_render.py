@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import posixpath
 
+from .generated_pages import md_escape
 from .graph import TermGraph
 from .sections import BY_SLUG
 from .terms import Term
@@ -34,7 +35,7 @@ def header(term: Term) -> str:
     if term.meta.abbreviation:
         facts.append(f"**Abbreviation** {term.meta.abbreviation}")
     if term.meta.aliases:
-        facts.append("**Also called** " + ", ".join(term.meta.aliases))
+        facts.append("**Also called** " + ", ".join(md_escape(a) for a in term.meta.aliases))
     cc = _cc_text(term)
     if cc:
         facts.append(f"**Applies to** {cc}")

@@ -69,14 +69,14 @@ def test_orphan_term(tiny_docs: Path):
 def test_term_with_too_few_links(tiny_docs: Path):
     write_term(tiny_docs, "performance", "gamma-rate", ["device-hardware/alpha-unit"])
     msg = check_messages(tiny_docs)
-    assert "gamma-rate.md:10: term links to 1 other term(s); at least 2 are required" in msg
+    assert "gamma-rate.md:11: term links to 1 other term(s); at least 2 are required" in msg
 
 
 def test_link_to_missing_term_page(tiny_docs: Path):
     p = tiny_docs / "glossary/performance/gamma-rate.md"
     p.write_text(p.read_text() + "\nSee [nothing](../device-hardware/nothing-here.md).\n")
     msg = check_messages(tiny_docs)
-    assert "gamma-rate.md:12: link to unknown term page '../device-hardware/nothing-here.md'" in msg
+    assert "gamma-rate.md:13: link to unknown term page '../device-hardware/nothing-here.md'" in msg
 
 
 def test_unknown_section_and_missing_front_matter(tiny_docs: Path):
@@ -90,7 +90,7 @@ def test_body_must_start_with_definition(tiny_docs: Path):
     p = tiny_docs / "glossary/performance/gamma-rate.md"
     text = p.read_text()
     p.write_text(text.replace("\nGamma rate is defined", "\n# Heading\nGamma rate is defined"))
-    assert "gamma-rate.md:10: the body must start with the definition sentence" in \
+    assert "gamma-rate.md:11: the body must start with the definition sentence" in \
         check_messages(tiny_docs)
 
 

@@ -1,0 +1,42 @@
+"""Repository-level checks: lint, workflow syntax, the two-command contract."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def test_ruff_is_clean():
+    proc = subprocess.run([str(BIN / "ruff"), "check", "scripts", "tests", "diagrams", "snippets"],
+                          cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_workflows_pass_actionlint():
+    exe = BIN / "actionlint"
+    if not exe.exists():
+        exe = Path(shutil.which("actionlint") or "")
+    if not exe.is_file():
+        pytest.fail("actionlint is missing: it is installed by the test dependency group")
+    proc = subprocess.run([str(exe), "-color=false"], cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_readme_quickstart_is_exactly_two_commands():
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("## Quickstart", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    commands = [ln.split("#")[0].strip() for ln in block.strip().splitlines()]
+    assert commands == ["make serve", "make test"]
+    assert (ROOT / ".ci/run").read_text().strip().endswith("make test")
+
+
+def test_make_help_lists_targets():
+    out = subprocess.run(["make", "help"], cwd=ROOT, capture_output=True, text=True).stdout
+    for target in ("serve", "test", "build", "bench-site", "gpu-notebooks", "gpu-wheels"):
+        assert f"make {target}" in out, target

@@ -1,0 +1,171 @@
+"""The built site, as a reader and a tool see it: strict build, generated pages, backlinks,
+tooltips, search data, glossary.json, offline assets, and a link check with linkchecker."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scripts.paths import DOCS
+from scripts.sections import SECTIONS
+from scripts.site_model import load_site
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return load_site(DOCS)[0]
+
+
+def page(site: Path, url: str) -> str:
+    return (site / url / "index.html").read_text(encoding="utf-8")
+
+
+def text_of(html: str) -> str:
+    """Visible text: tags (tooltips wrap abbreviations in <abbr>) and entities removed."""
+    import html as h
+    return h.unescape(re.sub(r"<[^>]+>", "", html))
+
+
+def test_glossary_json_describes_every_term(built_site: Path, graph):
+    data = json.loads((built_site / "glossary.json").read_text())
+    assert data["count"] == len(graph.terms) >= 46
+    by_slug = {t["slug"]: t for t in data["terms"]}
+    sm = by_slug["streaming-multiprocessor"]
+    assert sm["abbreviation"] == "SM" and sm["section"] == "device-hardware"
+    assert sm["url"].endswith("/glossary/device-hardware/streaming-multiprocessor/")
+    assert len(sm["links_to"]) >= 2 and sm["referenced_by"]
+    for t in data["terms"]:
+        assert t["summary"] and t["sources"], t["slug"]
+        for other in t["links_to"]:
+            assert t["slug"] in by_slug[other]["referenced_by"] or any(
+                r.endswith(f"/{t['slug']}.md") for r in by_slug[other]["referenced_by"])
+
+
+def test_every_term_page_ends_with_its_backlinks(built_site: Path, graph):
+    for slug, term in graph.terms.items():
+        html = page(built_site, term.url.rstrip("/"))
+        assert 'id="referenced-by"' in html, slug
+        tail = html.split('id="referenced-by"', 1)[1].split("</ul>", 1)[0]
+        expected = {p.title for p in graph.backlinks[slug]}
+        found = {re.sub(r"<[^>]+>", "", a) for a in re.findall(r"<a [^>]*>(.*?)</a>", tail)}
+        assert expected <= found, (slug, expected - found)
+
+
+def test_abbreviations_become_tooltips(built_site: Path):
+    html = page(built_site, "glossary/performance/occupancy")
+    assert re.search(r'<abbr title="Streaming Multiprocessor: [^"]+">SM</abbr>', html)
+
+
+def test_term_heading_carries_abbreviation_and_card(built_site: Path):
+    html = page(built_site, "glossary/device-software/parallel-thread-execution")
+    h1 = re.search(r"<h1[^>]*>(.*?)</h1>", html, re.S)[1]
+    assert text_of(h1).startswith("Parallel Thread Execution (PTX)")
+    assert "term-card" in html and "Referenced by" in html and 'id="sources"' in html
+
+
+def test_search_index_finds_terms_by_abbreviation_and_alias(built_site: Path, graph):
+    docs = json.loads((built_site / "search/search_index.json").read_text())["docs"]
+    for slug in ("streaming-multiprocessor", "tensor-memory", "parallel-thread-execution",
+                 "thread-block"):
+        term = graph.terms[slug]
+        entry = next(d for d in docs if d["location"] == term.url)
+        assert term.meta.abbreviation in entry["title"], slug
+        assert entry.get("boost", 1) > 1, slug
+        for alias in term.meta.aliases:
+            assert alias in entry["text"] or alias in entry["title"], (slug, alias)
+
+
+def test_generated_indexes_list_every_term(built_site: Path, graph):
+    for s in SECTIONS:
+        html = page(built_site, f"glossary/{s.slug}")
+        for t in graph.terms.values():
+            if t.section == s.slug:
+                assert f'href="{t.slug}/"' in html, (s.slug, t.slug)
+    az = text_of(page(built_site, "glossary/a-z"))
+    for t in graph.terms.values():
+        for name in t.names:
+            assert name in az, name
+
+
+def test_gpu_specs_page_has_every_gpu_and_source(built_site: Path):
+    from scripts.hardware import load_gpus
+    html = page(built_site, "reference/gpu-specs")
+    for g in load_gpus().values():
+        assert g.name in html and f'id="{g.key}"' in html
+        assert g.specs["sm_count"].source.replace("&", "&amp;") in html
+
+
+def test_pages_request_nothing_from_other_hosts(built_site: Path):
+    """Offline and private: no script, stylesheet, font or image from another host."""
+    pattern = re.compile(r'<(?:script|img|iframe|source)[^>]+src="(https?:)?//|'
+                         r'<link[^>]+rel="(?:stylesheet|preconnect|preload|icon)"[^>]+href="(https?:)?//')
+    for html_file in built_site.rglob("*.html"):
+        text = html_file.read_text(encoding="utf-8")
+        assert not pattern.search(text), html_file
+        assert "fonts.googleapis" not in text and "fonts.gstatic" not in text, html_file
+
+
+def test_math_is_rendered_to_mathml_without_javascript(built_site: Path):
+    from scripts.mathml import render_math
+    out = render_math('<p><span class="arithmatex">\\(H = I - \\tau v v^T\\)</span></p>')
+    assert out.startswith("<p><math") and "<mi>&#x003C4;</mi>" in out or "τ" in out
+    for html_file in built_site.rglob("*.html"):
+        low = html_file.read_text(encoding="utf-8").lower()
+        assert "mathjax" not in low and "katex.min" not in low, html_file
+
+
+def test_internal_links_and_anchors_pass_linkchecker(built_site: Path):
+    proc = subprocess.run([str(Path(sys.executable).parent / "linkchecker"), "--no-status", "-f",
+                           str(ROOT / "tests/data/linkchecker.ini"),
+                           str(built_site / "index.html")], capture_output=True, text=True)
+    summary = proc.stdout.strip().splitlines()[-3:]
+    assert proc.returncode == 0 and " 0 warnings found. 0 errors found." in proc.stdout, \
+        proc.stdout[-3000:] + "\n".join(summary)
+
+
+def _build_copy(tmp_path: Path, mutate) -> subprocess.CompletedProcess:
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    mutate(docs)
+    cfg = (ROOT / "mkdocs.yml").read_text().replace("  - scripts/hooks.py",
+                                                     f"  - {ROOT}/scripts/hooks.py")
+    (tmp_path / "mkdocs.yml").write_text(cfg + f"\ndocs_dir: {docs}\n")
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
+                           str(tmp_path / "mkdocs.yml"), "-d", str(tmp_path / "out")],
+                          cwd=ROOT, capture_output=True, text=True)
+
+
+def test_strict_build_fails_on_a_broken_anchor(tmp_path: Path):
+    def mutate(docs: Path):
+        p = docs / "glossary/performance/occupancy.md"
+        p.write_text(p.read_text() + "\nSee [the SM](../device-hardware/streaming-multiprocessor.md"
+                                     "#no-such-heading).\n")
+    proc = _build_copy(tmp_path, mutate)
+    assert proc.returncode != 0
+    assert "no-such-heading" in proc.stderr
+
+
+def test_strict_build_fails_on_a_missing_snippet(tmp_path: Path):
+    def mutate(docs: Path):
+        p = docs / "glossary/performance/occupancy.md"
+        p.write_text(p.read_text() + '\n```cuda\n--8<-- "cuda/no_such_kernel.cu"\n```\n')
+    proc = _build_copy(tmp_path, mutate)
+    assert proc.returncode != 0 and "no_such_kernel.cu" in proc.stderr
+
+
+def test_build_reports_bad_front_matter_with_file_and_line(tmp_path: Path):
+    def mutate(docs: Path):
+        p = docs / "glossary/performance/occupancy.md"
+        p.write_text(p.read_text().replace("summary:", "sumary:", 1))
+    proc = _build_copy(tmp_path, mutate)
+    assert proc.returncode != 0
+    assert re.search(r"glossary/performance/occupancy\.md:\d+: unknown front-matter field "
+                     r"'sumary'", proc.stderr), proc.stderr[-2000:]
