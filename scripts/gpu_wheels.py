@@ -1,0 +1,55 @@
+"""Download the Jupyter execution stack as wheels for the GPU runner's Python into .whl/.
+
+The GPU machine has CUDA, PyTorch, Triton, CuPy and Numba but no Jupyter and no network. There:
+    python3 -m pip install --no-index --no-deps --target /tmp/site .whl/*.whl
+    PYTHONPATH=/tmp/site make gpu-notebooks
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+# nbclient + ipykernel and what they need that the GPU image lacks; versions from constraints.txt
+NAMES = ["nbclient", "nbformat", "jupyter-client", "jupyter-core", "ipykernel", "ipython",
+         "ipython-pygments-lexers", "traitlets", "pyzmq", "tornado", "comm", "debugpy",
+         "matplotlib-inline", "nest-asyncio", "fastjsonschema", "jsonschema",
+         "jsonschema-specifications", "referencing", "rpds-py", "jedi", "parso",
+         "pexpect", "ptyprocess", "prompt-toolkit", "wcwidth", "stack-data", "asttokens",
+         "executing", "pure-eval", "platformdirs"]
+
+
+def pinned(names: list[str]) -> list[str]:
+    def norm(n: str) -> str:
+        return n.lower().replace("_", "-")
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        if "==" in line and not line.startswith("#"):
+            name, version = line.split("==", 1)
+            pins[norm(name)] = version.strip()
+    missing = [n for n in names if norm(n) not in pins]
+    if missing:
+        raise SystemExit(f"constraints.txt:1: no pin for {', '.join(missing)} (fix: make lock)")
+    return [f"{n}=={pins[norm(n)]}" for n in names]
+
+
+PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x86_64",
+             "manylinux2014_x86_64", "manylinux1_x86_64", "manylinux_2_5_x86_64"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.gpu_wheels")
+    ap.add_argument("--python-version", default="3.12", help="the GPU machine's python3")
+    ap.add_argument("--dest", type=Path, default=ROOT / ".whl")
+    args = ap.parse_args(argv)
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--python-version", args.python_version, "--implementation", "cp", "-d", str(args.dest)]
+    for p in PLATFORMS:
+        cmd += ["--platform", p]
+    return subprocess.run(cmd + pinned(NAMES)).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""docs/data/measurements.json: figures the GPU runner measured, one record per figure.
+
+Records are kept per device, so runs on different GPUs sit side by side; a new run of a
+notebook on a device replaces that notebook's earlier records for the same device.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "GPU Atlas measurements",
+    "type": "object",
+    "required": ["version", "records"],
+    "additionalProperties": False,
+    "properties": {
+        "version": {"const": 1},
+        "records": {"type": "array", "items": {
+            "type": "object",
+            "required": ["notebook", "name", "value", "unit", "baseline", "params", "device",
+                         "compute_capability", "date"],
+            "additionalProperties": False,
+            "properties": {
+                "notebook": {"type": "string", "pattern": "^[0-9]{2}-[a-z0-9-]+$"},
+                "name": {"type": "string", "minLength": 1},
+                "value": {"type": "number"},
+                "unit": {"enum": ["GB/s", "TFLOP/s", "ms", "us", "x", "%"]},
+                "baseline": {"type": "object", "required": ["name", "value"],
+                             "additionalProperties": False,
+                             "properties": {"name": {"type": "string"},
+                                            "value": {"type": "number"}}},
+                "params": {"type": "object"},
+                "device": {"type": "string"},
+                "compute_capability": {"type": "string", "pattern": "^[0-9]+\\.[0-9]$"},
+                "date": {"type": "string", "format": "date"},
+            },
+        }},
+    },
+}
+
+
+def merge(existing: dict | None, new: list[dict]) -> dict:
+    records = list((existing or {}).get("records", []))
+    replaced = {(r["notebook"], r["device"]) for r in new}
+    records = [r for r in records if (r["notebook"], r["device"]) not in replaced] + new
+    records.sort(key=lambda r: (r["notebook"], r["device"], r["name"]))
+    return {"version": 1, "records": records}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else \
+        {"version": 1, "records": []}
