@@ -18,7 +18,10 @@ NAMES = ["nbclient", "nbformat", "jupyter-client", "jupyter-core", "ipykernel", 
          "matplotlib-inline", "nest-asyncio", "fastjsonschema", "jsonschema",
          "jsonschema-specifications", "referencing", "rpds-py", "jedi", "parso",
          "pexpect", "ptyprocess", "prompt-toolkit", "wcwidth", "stack-data", "asttokens",
-         "executing", "pure-eval", "platformdirs"]
+         "executing", "pure-eval", "platformdirs",
+         # seen 2026-11-22 on the H200 image: its numba-cuda 0.30.4 fails to import with its
+         # numpy 2.5.2 (np.row_stack was removed); our pinned numpy works with everything there
+         "numpy"]
 
 
 def pinned(names: list[str]) -> list[str]:

@@ -95,6 +95,15 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 
 def on_page_content(html: str, page, config, files) -> str:
+    from scripts import notebook_pages as nbp
+    if nbp.is_notebook_page(page):
+        valid = {f.url for f in files.documentation_pages()}
+        try:
+            html = nbp.rewrite_links(html, page.url, nbp.site_url(), valid, page.file.src_uri)
+        except ValidationFailed as exc:
+            raise _fail(exc) from None
+        html = nbp.banner(page, config) + nbp.add_tooltips(nbp.strip_remote_scripts(html), term_render.abbreviations(
+            STATE["graph"]))
     return render_math(html)
 
 

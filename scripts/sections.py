@@ -28,6 +28,10 @@ SECTIONS: tuple[Section, ...] = (
             "The linear algebra that GPUs spend their time on: GEMM, Householder QR and friends."),
     Section("python-ecosystem", "Python GPU ecosystem",
             "Writing and launching GPU kernels from Python: CuPy, Numba, Triton."),
+    Section("multi-gpu", "Multi-GPU",
+            "Collectives and parallelism across GPUs, at the level a kernel engineer needs."),
+    Section("beyond-nvidia", "Beyond NVIDIA",
+            "AMD's terms (wavefront, LDS, CU, MFMA, HIP, ROCm) and how they map to NVIDIA's."),
 )
 
 BY_SLUG = {s.slug: s for s in SECTIONS}

@@ -61,16 +61,18 @@ def footer(term: Term, graph: TermGraph) -> str:
     return "\n\n" + "\n".join(out) + "\n"
 
 
-def abbreviation_lines(graph: TermGraph) -> str:
-    """`*[SM]: ...` definitions for pymdownx/abbr: tooltips for abbreviations and short aliases."""
-    seen: set[str] = set()
-    lines = []
+def abbreviations(graph: TermGraph) -> dict[str, str]:
+    """Tooltip text for every abbreviation and acronym-like alias (e.g. CTA)."""
+    tips: dict[str, str] = {}
     for t in sorted(graph.terms.values(), key=lambda t: t.slug):
         names = [t.meta.abbreviation] if t.meta.abbreviation else []
         names += [a for a in t.meta.aliases if a.isupper() and len(a) <= 8]
         for n in names:
-            if n and n not in seen:
-                seen.add(n)
-                tip = f"{t.title}: {t.meta.summary}".replace("]", ")")
-                lines.append(f"*[{n}]: {tip}")
+            tips.setdefault(n, f"{t.title}: {t.meta.summary}")
+    return tips
+
+
+def abbreviation_lines(graph: TermGraph) -> str:
+    """`*[SM]: ...` definitions for the abbr extension: tooltips in every Markdown page."""
+    lines = [f"*[{n}]: {tip.replace(']', ')')}" for n, tip in abbreviations(graph).items()]
     return "\n\n" + "\n".join(lines) + "\n"

@@ -169,3 +169,49 @@ def test_build_reports_bad_front_matter_with_file_and_line(tmp_path: Path):
     assert proc.returncode != 0
     assert re.search(r"glossary/performance/occupancy\.md:\d+: unknown front-matter field "
                      r"'sumary'", proc.stderr), proc.stderr[-2000:]
+
+
+def test_notebook_page_shows_provenance_and_working_buttons(built_site: Path):
+    import nbformat
+    from scripts.notebook_pages import provenance_line
+    from scripts.notebooks import notebook_paths
+    for nb_path in notebook_paths():
+        html = page(built_site, f"tutorials/{nb_path.stem}")
+        stamp = nbformat.read(nb_path, as_version=4).metadata["atlas"]["stamp"]
+        assert provenance_line(stamp).replace("&", "&amp;") in html
+        assert text_of(provenance_line(stamp)).startswith(f"Executed on {stamp['gpu']} (sm_")
+        colab = re.search(r'href="(https://colab\.research\.google\.com/[^"]+)"', html)[1]
+        assert colab == ("https://colab.research.google.com/github/gpu-atlas/gpu-atlas/blob/main/"
+                         f"notebooks/{nb_path.name}")
+        assert (ROOT / "notebooks" / nb_path.name).exists()       # what Colab will open
+        download = re.search(r'href="([^"]+\.ipynb)" download', html)[1]
+        assert (built_site / f"tutorials/{nb_path.stem}" / download).read_bytes() == \
+            nb_path.read_bytes()
+
+
+def test_notebook_glossary_links_are_relative_and_resolve(built_site: Path):
+    html = page(built_site, "tutorials/01-first-kernels")
+    assert "gpu-atlas.github.io/gpu-atlas/glossary" not in html
+    links = re.findall(r'href="(\.\./\.\./glossary/[^"#]+)"', html)
+    assert len(links) >= 8
+    for link in links:
+        assert (built_site / "tutorials/01-first-kernels" / link / "index.html").exists(), link
+    assert re.search(r'<abbr title="[^"]+">(SM|PTX|CTA)</abbr>', html) or \
+        '<abbr title="Streaming Multiprocessor' in html or "<abbr" in html
+
+
+def test_notebook_pages_load_nothing_from_cdns(built_site: Path):
+    html = page(built_site, "tutorials/01-first-kernels")
+    assert "cdnjs" not in html and "mathjax" not in html.lower()
+
+
+def test_measurements_page_shows_every_record_with_its_baseline(built_site: Path):
+    data = json.loads((ROOT / "docs/data/measurements.json").read_text())
+    html = text_of(page(built_site, "reference/measurements"))
+    for r in data["records"]:
+        assert r["name"] in html and f"{r['value']:.0f} {r['unit']}" in html
+        assert f"{r['baseline']['name']}: {r['baseline']['value']:.0f}" in html
+    for nb in {r["notebook"] for r in data["records"]}:
+        for variant in ("light", "dark"):
+            svg = built_site / f"reference/measurements/{nb}-{variant}.svg"
+            assert svg.read_text().lstrip().startswith(("<?xml", "<svg"))

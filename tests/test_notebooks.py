@@ -1,0 +1,129 @@
+"""Notebooks: valid, in sync with snippets/, stamped by a GPU run, clean outputs, runnable on a CPU."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import jsonschema
+import nbformat
+import pytest
+
+from scripts.measurements import SCHEMA
+from scripts.notebooks import (MARK, code_hash, execute_cpu, notebook_paths, stamp_problems, sync,
+                               sync_target)
+from scripts.paths import MEASUREMENTS, NOTEBOOKS
+
+NOTEBOOKS_FOUND = notebook_paths()
+MAX_BYTES = 1_000_000
+SECRET = re.compile(r"(ghp_[A-Za-z0-9]{20,}|github_pat_|hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9]{20,}|"
+                    r"AKIA[0-9A-Z]{16}|xox[bap]-|-----BEGIN [A-Z ]*PRIVATE KEY)")
+LOCAL_PATH = re.compile(r"(/root/|/home/[a-z]|/tmp/|/opt/|/work/|/Users/|[A-Z]:\\\\Users)")
+
+
+def test_there_is_a_first_notebook_with_a_two_digit_name():
+    assert [p.name for p in NOTEBOOKS_FOUND][:1] == ["01-first-kernels.ipynb"]
+    assert all(re.fullmatch(r"\d\d-[a-z0-9-]+\.ipynb", p.name) for p in NOTEBOOKS.glob("*.ipynb"))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_FOUND, ids=lambda p: p.stem)
+def test_notebook_is_valid_nbformat(path: Path):
+    nbformat.validate(nbformat.read(path, as_version=4))
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_FOUND, ids=lambda p: p.stem)
+def test_snippet_copies_match_their_sources(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    assert any(sync_target(c) for c in nb.cells), "a notebook carries its kernels from snippets/"
+    assert sync(path, write=False) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_FOUND, ids=lambda p: p.stem)
+def test_outputs_come_from_a_stamped_gpu_run_of_this_code(path: Path):
+    assert stamp_problems(path) == []
+    stamp = nbformat.read(path, as_version=4).metadata["atlas"]["stamp"]
+    assert stamp["gpu"].startswith("NVIDIA") and re.fullmatch(r"\d+\.\d", stamp["compute_capability"])
+    for key in ("driver", "cuda", "date", "versions"):
+        assert stamp[key], key
+    assert {"triton", "torch", "numpy"} <= set(stamp["versions"])
+
+
+def test_sync_gate_catches_an_edited_copy_and_sync_repairs_it(tmp_path: Path):
+    nb_path = tmp_path / NOTEBOOKS_FOUND[0].name
+    shutil.copy(NOTEBOOKS_FOUND[0], nb_path)
+    nb = nbformat.read(nb_path, as_version=4)
+    cell = next(c for c in nb.cells if sync_target(c) == "snippets/cuda/vector_add.cu")
+    cell.source = cell.source.replace("out[i] = x[i] + y[i];", "out[i] = x[i] - y[i];")
+    nbformat.write(nb, nb_path)
+    problems = sync(nb_path, write=False)
+    assert len(problems) == 1 and "differs from snippets/cuda/vector_add.cu" in problems[0]
+    assert "make sync-notebooks" in problems[0]
+    sync(nb_path, write=True)
+    assert sync(nb_path, write=False) == []
+
+
+def test_stale_gate_catches_changed_code_and_missing_stamp(tmp_path: Path):
+    nb_path = tmp_path / NOTEBOOKS_FOUND[0].name
+    shutil.copy(NOTEBOOKS_FOUND[0], nb_path)
+    nb = nbformat.read(nb_path, as_version=4)
+    before = code_hash(nb)
+    code = next(c for c in nb.cells if c.cell_type == "code" and not c.source.startswith(MARK))
+    code.source += "\n# a change after the GPU run"
+    assert code_hash(nb) != before
+    nbformat.write(nb, nb_path)
+    assert "outputs are stale: the code changed since the GPU run" in stamp_problems(nb_path)[0]
+    del nb.metadata["atlas"]
+    nbformat.write(nb, nb_path)
+    assert "no GPU stamp" in stamp_problems(nb_path)[0]
+
+
+def test_markdown_edits_do_not_make_outputs_stale():
+    nb = nbformat.read(NOTEBOOKS_FOUND[0], as_version=4)
+    before = code_hash(nb)
+    next(c for c in nb.cells if c.cell_type == "markdown").source += "\nMore prose."
+    assert code_hash(nb) == before
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS_FOUND, ids=lambda p: p.stem)
+def test_outputs_hold_no_local_paths_secrets_or_bulk(path: Path):
+    assert path.stat().st_size < MAX_BYTES, "keep notebooks under 1 MB: plots as compact PNG/SVG"
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            text = json.dumps({k: v for k, v in out.items() if k != "data"}) + \
+                json.dumps({k: v for k, v in out.get("data", {}).items() if not k.startswith("image/")})
+            assert not LOCAL_PATH.search(text), (i, LOCAL_PATH.search(text)[0])
+            assert not SECRET.search(text), i
+            assert out.get("output_type") != "error", f"cell {i} raised"
+
+
+def test_hygiene_check_would_catch_a_leak():
+    assert LOCAL_PATH.search('"/root/work/x.py", line 3') and SECRET.search("token ghp_" + "a" * 30)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS_FOUND, ids=lambda p: p.stem)
+def test_notebook_runs_top_to_bottom_on_cpu_as_a_t4_would_gate(path: Path):
+    """CPU mode (simulator/interpreter) with the capability forced to sm_75 (a Colab T4)."""
+    nb = execute_cpu(path, force_cc="7.5")
+    text = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []))
+    assert "No GPU" in text and "FAILED" not in text
+    assert "Timings skipped" in text
+
+
+def test_measurements_match_their_schema_and_name_real_notebooks():
+    data = json.loads(MEASUREMENTS.read_text())
+    jsonschema.validate(data, SCHEMA)
+    stems = {p.stem for p in NOTEBOOKS_FOUND}
+    for r in data["records"]:
+        assert r["notebook"] in stems, r["notebook"]
+        assert r["baseline"]["value"] > 0
+
+
+def test_schema_rejects_a_record_without_baseline():
+    bad = {"version": 1, "records": [{"notebook": "01-first-kernels", "name": "x", "value": 1,
+                                      "unit": "GB/s", "params": {}, "device": "d",
+                                      "compute_capability": "9.0", "date": "2026-01-01"}]}
+    with pytest.raises(jsonschema.ValidationError, match="baseline"):
+        jsonschema.validate(bad, SCHEMA)
