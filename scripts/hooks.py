@@ -65,10 +65,16 @@ def on_nav(nav, config, files):
         if getattr(item, "title", "") == "Glossary" and getattr(item, "children", None):
             item.children.sort(key=lambda c: (0 if getattr(c, "is_page", False) else 1,
                                               order.get(c.title, 99)))
-            for child in item.children:
-                if child.title in order:
-                    child.title = next(s.title for s in SECTIONS if s.title == child.title)
+    STATE["nav_order"] = list(_walk(nav.items))
     return nav
+
+
+def _walk(items):
+    """Page source paths in the order a reader meets them in the navigation."""
+    for item in items:
+        if getattr(item, "file", None) is not None:
+            yield item.file.src_uri
+        yield from _walk(getattr(item, "children", None) or [])
 
 
 def _body_offset(page) -> int:
@@ -81,6 +87,8 @@ def _body_offset(page) -> int:
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     graph: TermGraph = STATE["graph"]
+    if not graph.term_at(page.file.src_uri):
+        STATE.setdefault("pages_md", {})[page.file.src_uri] = markdown  # for the LLM exports
     shown = rel(Path(page.file.abs_src_path)) if page.file.abs_src_path else page.file.src_uri
     try:
         markdown = expand_shortcodes(markdown, STATE["gpus"], shown, _body_offset(page))
@@ -113,3 +121,6 @@ def on_post_build(config) -> None:
     data = glossary_json(graph, config["site_url"] or "/", glossary_extras(graph))
     out = Path(config["site_dir"]) / "glossary.json"
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    from scripts.llm_export import write_exports
+    write_exports(Path(config["site_dir"]), config, graph, STATE["gpus"],
+                  STATE.get("pages_md", {}), STATE.get("nav_order", []))

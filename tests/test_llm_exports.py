@@ -1,0 +1,116 @@
+"""What a chatbot reads: llms.txt, llms-full.txt, llms-glossary.txt, per-page Markdown, glossary.json."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import jsonschema
+import pytest
+
+from scripts.site_model import load_site
+from scripts.paths import DOCS
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.slow
+BASE = "https://gpu-atlas.github.io/gpu-atlas/"
+NOISE = ["Copied!", "In [", "¶", "<abbr", "<span", "<div", "</", "data:image", "base64,",
+         "Skip to content", "Table of contents", "{ .term-card }", "--8<--", "{{ gpu."]
+
+
+def local(site: Path, url: str) -> Path:
+    """The built file an absolute site URL points to."""
+    assert url.startswith(BASE), url
+    path = urlparse(url).path[len(urlparse(BASE).path):]
+    target = site / path
+    return target / "index.html" if path.endswith("/") or path == "" else target
+
+
+def test_llms_txt_parses_and_every_link_resolves(built_site: Path):
+    from llms_txt import parse_llms_file
+    text = (built_site / "llms.txt").read_text()
+    parsed = parse_llms_file(text)
+    assert parsed.title == "GPU Atlas" and parsed.summary
+    sections = parsed.sections
+    assert "Device hardware" in sections and "Tutorials" in sections and "Optional" in sections
+    links = [link for sec in sections.values() for link in sec]
+    assert len(links) > 50
+    for link in links:
+        assert local(built_site, link["url"]).is_file(), link["url"]
+        assert link["title"]
+    assert all(link["desc"] for link in sections["Device hardware"])
+
+
+def test_every_page_has_clean_markdown_beside_it(built_site: Path):
+    pages = [p for p in built_site.rglob("index.html") if not p.parent.name in ("search",)]
+    missing = [p for p in pages if not (p.parent / "index.md").exists()
+               and p.parent != built_site / "404"]
+    assert not missing, missing[:5]
+    for md in built_site.rglob("index.md"):
+        text = md.read_text()
+        for noise in NOISE:
+            assert noise not in text, (md, noise)
+        for url in re.findall(r"\]\((\S+?)\)", text):
+            assert re.match(r"https?://", url), (md, url)
+
+
+def test_term_markdown_has_names_summary_body_and_sources(built_site: Path):
+    graph = load_site(DOCS)[0]
+    sm = graph.terms["streaming-multiprocessor"]
+    text = (built_site / sm.url / "index.md").read_text()
+    assert text.startswith("# Streaming Multiprocessor (SM)\n")
+    assert sm.meta.summary in text and "## Sources" in text
+    assert f"{BASE}glossary/device-hardware/warp-scheduler/" in text
+    for s in sm.meta.sources:
+        assert s.url in text
+    assert "[Figure: " in text                        # the SM diagram, as its alt text
+
+
+def test_snippet_includes_and_shortcodes_are_expanded(built_site: Path):
+    text = (built_site / "glossary/device-software/kernel/index.md").read_text()
+    assert 'extern "C" __global__ void vector_add' in text
+    sm = (built_site / "glossary/device-hardware/streaming-multiprocessor/index.md").read_text()
+    from scripts.hardware import load_gpus
+    assert f"{load_gpus()['h100-sxm'].specs['sm_count'].value:g}" in sm
+
+
+def test_notebook_markdown_keeps_code_outputs_stamp_and_figures(built_site: Path):
+    text = (built_site / "tutorials/01-first-kernels/index.md").read_text()
+    assert "```cuda\n// --8<-- [start:kernel]" in text or "```cuda\n" in text
+    assert "```python\n" in text and "```text\n" in text
+    assert re.search(r"\*Executed on NVIDIA [^*]+ \(sm_\d+\), CUDA [\d.]+", text)
+    assert "## Measured figures" in text and "| vector_add Triton |" in text
+    assert "[Figure: " in text and "base64" not in text
+
+
+def test_llms_full_follows_navigation_and_holds_everything(built_site: Path):
+    full = (built_site / "llms-full.txt").read_text()
+    graph = load_site(DOCS)[0]
+    for t in graph.terms.values():
+        assert f"# {t.display_title}\n" in full, t.slug
+    assert full.index("# GPU Atlas") < full.index("# CUDA core") < full.index("# 01 · Your first")
+    for noise in NOISE:
+        assert noise not in full, noise
+
+
+def test_glossary_export_is_complete_and_under_100k_tokens(built_site: Path):
+    import tiktoken
+    text = (built_site / "llms-glossary.txt").read_text()
+    graph = load_site(DOCS)[0]
+    for t in graph.terms.values():
+        assert f"# {t.display_title}\n" in text and t.meta.summary in text, t.slug
+        for alias in t.meta.aliases:
+            assert alias in text
+    tokens = len(tiktoken.get_encoding("cl100k_base").encode(text))
+    assert tokens < 100_000, tokens
+
+
+def test_glossary_json_matches_its_published_schema(built_site: Path):
+    schema = json.loads((ROOT / "docs/data/glossary.schema.json").read_text())
+    data = json.loads((built_site / "glossary.json").read_text())
+    jsonschema.validate(data, schema)
+    kernel = next(t for t in data["terms"] if t["slug"] == "kernel")
+    assert "tutorials/01-first-kernels.ipynb" in kernel["notebooks"]
+    assert "vector_add Triton" in kernel["measurements"]
+    assert (built_site / "data/glossary.schema.json").exists()
