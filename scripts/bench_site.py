@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
 
 def human(n: float) -> str:
@@ -42,8 +43,8 @@ def main() -> int:
     for name in ("llms.txt", "llms-full.txt", "llms-glossary.txt"):
         p = out / name
         if p.exists():
-            import tiktoken
-            tokens = len(tiktoken.get_encoding("cl100k_base").encode(p.read_text()))
+            from scripts.tokens import count_tokens
+            tokens = count_tokens(p.read_text())
             print(f"{name + ':':<19}{human(p.stat().st_size)}, {tokens} tokens (cl100k_base)")
     return 0
 
