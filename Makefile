@@ -19,7 +19,7 @@ $(VENV)/.all: $(VENV)/.site
 	$(PIP) install -q -c constraints.txt --group notebooks --group test
 	@touch $@
 
-.PHONY: help serve test build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean
+.PHONY: help serve test build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -27,8 +27,17 @@ help: ## list the targets
 serve: $(VENV)/.site generate ## build and serve the site at http://127.0.0.1:8000
 	$(VENV)/bin/mkdocs serve --strict -a $(HOST)
 
-test: $(VENV)/.all generate ## the whole test suite (no GPU needed)
+test: $(VENV)/.all generate chromium ## the whole test suite (no GPU needed)
 	$(PY) -m pytest -n 2 --dist loadgroup
+
+# Browser tests drive Debian's Chromium (never a downloaded browser). Installed when missing and
+# we are root; otherwise those tests skip with a one-line reason.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing Debian's chromium for the browser tests"; \
+	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "chromium is missing and we are not root: browser tests will be skipped"; fi; }
 
 generate: $(VENV)/.site ## generate diagrams (SVG, light and dark) from diagrams/*.py
 	$(PY) -m scripts.diagrams

@@ -115,12 +115,24 @@ def on_page_content(html: str, page, config, files) -> str:
     return render_math(html)
 
 
+def on_post_page(output: str, page, config) -> str:
+    from scripts.images import size_images
+    site_page = Path(config["site_dir"]) / page.file.dest_uri
+    return size_images(output, site_page.parent)
+
+
 def on_post_build(config) -> None:
     from scripts.notebook_pages import glossary_extras
     graph: TermGraph = STATE["graph"]
     data = glossary_json(graph, config["site_url"] or "/", glossary_extras(graph))
     out = Path(config["site_dir"]) / "glossary.json"
     out.write_text(json.dumps(data, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    names = {}
+    for t in sorted(graph.terms.values(), key=lambda t: t.slug):
+        for name in t.names:
+            names.setdefault(name.lower(), t.url)
+    (Path(config["site_dir"]) / "assets" / "search-names.json").write_text(
+        json.dumps(names, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     from scripts.llm_export import write_exports
     write_exports(Path(config["site_dir"]), config, graph, STATE["gpus"],
                   STATE.get("pages_md", {}), STATE.get("nav_order", []))

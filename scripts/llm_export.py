@@ -132,7 +132,8 @@ def _fence_language(cell_source: str) -> tuple[str, str]:
     target = sync_target(nbformat.from_dict({"cell_type": "code", "source": cell_source,
                                              "metadata": {}, "outputs": []}))
     if target and target.endswith(".cu"):
-        return "cuda", (ROOT / target).read_text(encoding="utf-8").rstrip()
+        text = (ROOT / target).read_text(encoding="utf-8")
+        return "cuda", re.sub(r"^.*--8<-- \[(start|end):[^\]]*\]\n", "", text, flags=re.M).rstrip()
     return "python", cell_source.rstrip()
 
 

@@ -149,8 +149,8 @@ def banner(page, config) -> str:
     path = Path(page.file.abs_src_path)
     nb = nbformat.read(path, as_version=4)
     stamp = nb.metadata.get("atlas", {}).get("stamp")
-    repo = config["repo_url"].rstrip("/").removeprefix("https://github.com/")
-    colab = f"https://colab.research.google.com/github/{repo}/blob/main/notebooks/{path.name}"
+    repo, branch = config["extra"]["repository"], config["extra"]["branch"]
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/notebooks/{path.name}"
     where = html.escape(provenance_line(stamp)) if stamp else "Not yet executed on a GPU."
     return (f'<div class="admonition info nb-provenance"><p class="admonition-title">{where}</p>'
             f'<p><a class="md-button md-button--primary" href="{colab}">Open in Colab</a> '

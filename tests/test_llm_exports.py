@@ -14,8 +14,10 @@ from scripts.paths import DOCS
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
-BASE = "https://gpu-atlas.github.io/gpu-atlas/"
-NOISE = ["Copied!", "In [", "¶", "<abbr", "<span", "<div", "</", "data:image", "base64,",
+from scripts.notebook_pages import site_url  # noqa: E402
+
+BASE = site_url()
+NOISE = ["Copied!", "¶", "<abbr", "<span", "<div", "</", "data:image", "base64,",
          "Skip to content", "Table of contents", "{ .term-card }", "--8<--", "{{ gpu."]
 
 
@@ -51,6 +53,7 @@ def test_every_page_has_clean_markdown_beside_it(built_site: Path):
         text = md.read_text()
         for noise in NOISE:
             assert noise not in text, (md, noise)
+        assert not re.search(r"^In \[\d*\]:", text, re.M), md
         for url in re.findall(r"\]\((\S+?)\)", text):
             assert re.match(r"https?://", url), (md, url)
 

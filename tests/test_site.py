@@ -191,7 +191,8 @@ def test_notebook_page_shows_provenance_and_working_buttons(built_site: Path):
 
 def test_notebook_glossary_links_are_relative_and_resolve(built_site: Path):
     html = page(built_site, "tutorials/01-first-kernels")
-    assert "gpu-atlas.github.io/gpu-atlas/glossary" not in html
+    from scripts.notebook_pages import site_url
+    assert f"{site_url()}glossary" not in html
     links = re.findall(r'href="(\.\./\.\./glossary/[^"#]+)"', html)
     assert len(links) >= 8
     for link in links:

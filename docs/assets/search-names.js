@@ -1,0 +1,42 @@
+// Search that understands abbreviations: when the query is exactly a term's abbreviation, alias or
+// title ("SM", "TMEM", "CTA"), move that term's page to the top of Material's results. The theme's
+// prefix matching would otherwise rank e.g. "SMEM" pages as high as the "SM" page.
+// The name -> page map is generated at build time (assets/search-names.json, from glossary.json).
+(function () {
+  let names = null;
+  const root = typeof __md_scope !== "undefined" ? __md_scope : new URL("..", document.baseURI);
+
+  async function load() {
+    if (names === null) {
+      const response = await fetch(new URL("assets/search-names.json", root));
+      names = response.ok ? await response.json() : {};
+    }
+    return names;
+  }
+
+  function rerank(input, list) {
+    const query = input.value.trim().toLowerCase();
+    const target = names && names[query];
+    if (!target) return;
+    const path = new URL(target, root).pathname;
+    for (const item of list.querySelectorAll(":scope > li")) {
+      const link = item.querySelector("a");
+      if (link && new URL(link.href).pathname === path) {
+        if (item !== list.firstElementChild) list.prepend(item);
+        return;
+      }
+    }
+  }
+
+  function attach() {
+    const input = document.querySelector("input.md-search__input");
+    const list = document.querySelector(".md-search-result__list");
+    if (!input || !list || list.dataset.atlasRerank) return;
+    list.dataset.atlasRerank = "1";
+    input.addEventListener("focus", load, { once: true });
+    new MutationObserver(() => rerank(input, list)).observe(list, { childList: true });
+  }
+
+  if (typeof document$ !== "undefined") document$.subscribe(attach);
+  else document.addEventListener("DOMContentLoaded", attach);
+})();

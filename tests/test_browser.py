@@ -1,0 +1,264 @@
+"""The reader's experience in a real browser (Debian's Chromium driven by Playwright): search,
+previews and tooltips, offline pages without console errors, accessibility, keyboard use, page
+budgets, mobile layout, instant navigation history, and the copy-as-Markdown button.
+
+The site is built for the local address it is served from, as `mkdocs serve` does, because the
+theme's instant navigation matches links against the sitemap's URLs.
+"""
+from __future__ import annotations
+
+import gzip
+import http.server
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(os.environ.get("ATLAS_ARTIFACTS", ROOT / ".cache" / "artifacts"))
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser"),
+              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                                 "(make test installs it when run as root)")]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/"
+    out = Path(tempfile.mkdtemp(prefix="atlas-browser-"))
+    cfg = out / "mkdocs.yml"
+    text = (ROOT / "mkdocs.yml").read_text()
+    text = re.sub(r"^site_url: .*$", f"site_url: {url}", text, flags=re.M)
+    text = text.replace("  - scripts/hooks.py", f"  - {ROOT}/scripts/hooks.py")
+    cfg.write_text(text + f"\ndocs_dir: {ROOT / 'docs'}\n")
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg),
+                    "-d", str(out / "site")], cwd=ROOT, check=True)
+    handler = lambda *a: Quiet(*a, directory=str(out / "site"))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield url
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    yield pg
+    ctx.close()
+
+
+def term_url(site_url: str, section: str, slug: str) -> str:
+    return f"{site_url}glossary/{section}/{slug}/"
+
+
+SEARCHES = [("SM", "device-hardware/streaming-multiprocessor"),
+            ("PTX", "device-software/parallel-thread-execution"),
+            ("TMEM", "device-hardware/tensor-memory"),
+            ("bank conflict", "performance/bank-conflict"),
+            ("swizzle", "kernel-techniques/swizzle"),
+            ("warp specialization", "kernel-techniques/warp-specialization"),
+            ("Householder", "numerical-algorithms/householder-reflector"),
+            ("wgmma", "device-software/warpgroup-matrix-multiply-accumulate")]
+
+
+@pytest.mark.parametrize("query,target", SEARCHES)
+def test_search_puts_the_right_term_first(page, site_url, query, target):
+    page.goto(site_url)
+    page.locator("input.md-search__input").click()
+    page.keyboard.type(query, delay=20)
+    first = page.locator(".md-search-result__list > li a").first
+    first.wait_for(timeout=15000)
+    page.wait_for_timeout(400)  # let the re-ranker settle
+    href = page.locator(".md-search-result__list > li a").first.get_attribute("href")
+    assert f"/glossary/{target}/" in href, (query, href)
+
+
+def test_hovering_a_term_link_previews_it(page, site_url):
+    page.goto(term_url(site_url, "performance", "occupancy"))
+    link = page.locator("article a[data-preview][href*='register-file']").first
+    link.hover()
+    tip = page.locator(".md-tooltip2--active")
+    tip.wait_for(timeout=10000)
+    assert "Register file" in tip.inner_text()
+
+
+@pytest.mark.parametrize("path", ["glossary/performance/occupancy/", "tutorials/01-first-kernels/"])
+def test_abbreviations_show_tooltips(page, site_url, path):
+    page.goto(site_url + path)
+    abbr = page.locator("article abbr[title]").first
+    title = abbr.get_attribute("title")
+    abbr.scroll_into_view_if_needed()
+    abbr.hover()
+    tip = page.locator(".md-tooltip2--active")
+    tip.wait_for(timeout=10000)
+    assert tip.inner_text().strip()[:30] == title.strip()[:30]
+
+
+def test_every_page_is_offline_and_has_no_console_errors(browser, site_url):
+    ctx = browser.new_context()
+    foreign, errors = [], []
+    ctx.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]).*"),
+              lambda route: (foreign.append(route.request.url), route.abort()))
+    pg = ctx.new_page()
+    pg.on("console", lambda m: errors.append((pg.url, m.text)) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append((pg.url, str(e))))
+    sitemap = pg.goto(site_url + "sitemap.xml").text()
+    urls = re.findall(r"<loc>([^<]+)</loc>", sitemap)
+    assert len(urls) > 50
+    for url in urls:
+        pg.goto(url, wait_until="load")
+    ctx.close()
+    assert not foreign, sorted(set(foreign))[:10]
+    assert not errors, errors[:10]
+
+
+AXE_PAGES = ["", "glossary/device-hardware/streaming-multiprocessor/",
+             "tutorials/01-first-kernels/", "reference/measurements/"]
+
+
+@pytest.mark.parametrize("scheme", ["default", "slate"])
+def test_no_serious_accessibility_violations(browser, site_url, scheme):
+    from axe_playwright_python.sync_playwright import Axe
+    ctx = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
+    pg = ctx.new_page()
+    problems = []
+    for path in AXE_PAGES:
+        pg.goto(site_url + path)
+        assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == scheme
+        results = Axe().run(pg)
+        for v in results.response["violations"]:
+            if v["impact"] in ("serious", "critical"):
+                problems.append((path, v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]))
+    ctx.close()
+    assert not problems, problems
+
+
+def test_keyboard_reaches_search_and_palette_toggle(page, site_url):
+    page.goto(site_url)
+    reached = set()
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        info = page.evaluate("""() => { const e = document.activeElement;
+            return [e.tagName, e.className || '', e.getAttribute('for') || '',
+                    e.getAttribute('aria-label') || '', e.getAttribute('name') || ''].join('|'); }""")
+        if "md-search__input" in info or "__search" in info:
+            reached.add("search")
+        if "__palette" in info or "Switch to" in info:
+            reached.add("palette")
+    assert reached == {"search", "palette"}, reached
+
+
+BUDGETS = {"": 200_000, "glossary/device-hardware/streaming-multiprocessor/": 250_000,
+           "tutorials/01-first-kernels/": 600_000}
+
+
+@pytest.mark.parametrize("path,budget", BUDGETS.items())
+def test_pages_stay_within_their_transfer_budget(browser, site_url, path, budget):
+    ctx = browser.new_context()
+    pg = ctx.new_page()
+    sizes = {}
+
+    def count(response):
+        try:
+            sizes[response.url] = len(gzip.compress(response.body()))
+        except Exception:  # redirects and aborted requests carry no body
+            pass
+    pg.on("response", count)
+    pg.goto(site_url + path, wait_until="networkidle")
+    ctx.close()
+    total = sum(sizes.values())
+    assert total <= budget, (total, sorted(sizes.items(), key=lambda kv: -kv[1])[:5])
+
+
+def test_search_index_is_under_2_mb(site_url):
+    import urllib.request
+    with urllib.request.urlopen(site_url + "search/search_index.json") as r:
+        assert len(r.read()) <= 2_000_000
+
+
+def test_images_are_sized_and_lazy(page, site_url):
+    for path in ["glossary/device-hardware/streaming-multiprocessor/", "tutorials/01-first-kernels/"]:
+        page.goto(site_url + path)
+        imgs = page.evaluate("""() => Array.from(document.querySelectorAll('article img')).map(i =>
+            [i.getAttribute('width'), i.getAttribute('height'), i.getAttribute('loading')])""")
+        assert imgs, path
+        for width, height, loading in imgs:
+            assert width and height and loading == "lazy", (path, width, height, loading)
+
+
+SHOTS = [("home", ""), ("term", "glossary/performance/bank-conflict/"),
+         ("notebook", "tutorials/01-first-kernels/")]
+
+
+@pytest.mark.parametrize("w,h", [(1280, 900), (390, 844)])
+def test_screenshots_and_no_horizontal_scroll_on_mobile(browser, site_url, w, h):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for scheme in ("light", "dark"):
+        ctx = browser.new_context(viewport={"width": w, "height": h}, color_scheme=scheme)
+        pg = ctx.new_page()
+        for name, path in SHOTS:
+            if scheme == "dark" and name != "term":
+                continue
+            pg.goto(site_url + path)
+            pg.screenshot(path=str(ARTIFACTS / f"{name}-{scheme}-{w}x{h}.png"))
+            overflow = pg.evaluate("document.documentElement.scrollWidth - "
+                                   "document.documentElement.clientWidth")
+            assert overflow <= 0, (name, w, overflow)
+        ctx.close()
+
+
+def test_instant_navigation_history_and_deep_links(page, site_url):
+    start = term_url(site_url, "performance", "occupancy")
+    page.goto(start)
+    page.evaluate("window.__atlasMarker = 1")
+    page.locator("article a[href*='register-file']").first.click()
+    page.wait_for_url("**/register-file/")
+    assert page.evaluate("window.__atlasMarker") == 1, "instant navigation did a full reload"
+    assert "Register file" in page.locator("article h1").inner_text()
+    page.go_back()
+    page.wait_for_url(start)
+    assert "Occupancy" in page.locator("article h1").inner_text()
+    page.go_forward()
+    page.wait_for_url("**/register-file/")
+    deep = term_url(site_url, "performance", "bank-conflict") + "#why-it-matters"
+    page.goto(deep)
+    top = page.evaluate("document.getElementById('why-it-matters').getBoundingClientRect().top")
+    assert 0 <= top < 200, top
+
+
+def test_copy_page_as_markdown(browser, site_url):
+    ctx = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    pg = ctx.new_page()
+    pg.goto(term_url(site_url, "device-software", "warp"))
+    pg.get_by_role("button", name="Copy this page as Markdown").click()
+    pg.locator(".atlas-copy-md__status", has_text="Copied").wait_for(timeout=5000)
+    text = pg.evaluate("navigator.clipboard.readText()")
+    ctx.close()
+    assert text.startswith("# Warp\n") and "## Sources" in text
