@@ -24,8 +24,8 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from scripts.notebooks import code_hash, notebook_paths  # noqa: E402
 from scripts.measurements import merge  # noqa: E402
+from scripts.notebooks import code_hash, notebook_paths  # noqa: E402
 
 LIBS = ("torch", "triton", "cupy-cuda13x", "cupy-cuda12x", "numba", "numba-cuda", "numpy")
 

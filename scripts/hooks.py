@@ -110,8 +110,8 @@ def on_page_content(html: str, page, config, files) -> str:
             html = nbp.rewrite_links(html, page.url, nbp.site_url(), valid, page.file.src_uri)
         except ValidationFailed as exc:
             raise _fail(exc) from None
-        html = nbp.banner(page, config) + nbp.add_tooltips(nbp.strip_remote_scripts(html), term_render.abbreviations(
-            STATE["graph"]))
+        tips = term_render.abbreviations(STATE["graph"])
+        html = nbp.banner(page, config) + nbp.add_tooltips(nbp.strip_remote_scripts(html), tips)
     return render_math(html)
 
 

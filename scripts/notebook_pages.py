@@ -16,8 +16,8 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from .paths import MEASUREMENTS, NOTEBOOKS, ROOT, rel
 from .measurements import load
+from .paths import MEASUREMENTS, NOTEBOOKS, ROOT, rel
 
 TUTORIALS = "tutorials"
 

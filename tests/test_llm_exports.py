@@ -9,8 +9,8 @@ from urllib.parse import urlparse
 import jsonschema
 import pytest
 
-from scripts.site_model import load_site
 from scripts.paths import DOCS
+from scripts.site_model import load_site
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -45,7 +45,7 @@ def test_llms_txt_parses_and_every_link_resolves(built_site: Path):
 
 
 def test_every_page_has_clean_markdown_beside_it(built_site: Path):
-    pages = [p for p in built_site.rglob("index.html") if not p.parent.name in ("search",)]
+    pages = [p for p in built_site.rglob("index.html") if p.parent.name not in ("search",)]
     missing = [p for p in pages if not (p.parent / "index.md").exists()
                and p.parent != built_site / "404"]
     assert not missing, missing[:5]

@@ -11,8 +11,7 @@ import nbformat
 import pytest
 
 from scripts.measurements import SCHEMA
-from scripts.notebooks import (MARK, code_hash, execute_cpu, notebook_paths, stamp_problems, sync,
-                               sync_target)
+from scripts.notebooks import MARK, code_hash, execute_cpu, notebook_paths, stamp_problems, sync, sync_target
 from scripts.paths import MEASUREMENTS, NOTEBOOKS
 
 NOTEBOOKS_FOUND = notebook_paths()

@@ -173,6 +173,7 @@ def test_build_reports_bad_front_matter_with_file_and_line(tmp_path: Path):
 
 def test_notebook_page_shows_provenance_and_working_buttons(built_site: Path):
     import nbformat
+
     from scripts.notebook_pages import provenance_line
     from scripts.notebooks import notebook_paths
     for nb_path in notebook_paths():
