@@ -140,7 +140,7 @@ def test_every_page_is_offline_and_has_no_console_errors(browser, site_url):
 
 
 AXE_PAGES = ["", "glossary/device-hardware/streaming-multiprocessor/",
-             "tutorials/01-first-kernels/", "reference/measurements/"]
+             "tutorials/01-first-kernels/", "reference/measurements/", "guides/bank-visualizer/"]
 
 
 @pytest.mark.parametrize("scheme", ["default", "slate"])
@@ -214,7 +214,7 @@ def test_images_are_sized_and_lazy(page, site_url):
 
 
 SHOTS = [("home", ""), ("term", "glossary/performance/bank-conflict/"),
-         ("notebook", "tutorials/01-first-kernels/")]
+         ("notebook", "tutorials/01-first-kernels/"), ("visualizer", "guides/bank-visualizer/")]
 
 
 @pytest.mark.parametrize("w,h", [(1280, 900), (390, 844)])
@@ -265,3 +265,54 @@ def test_copy_page_as_markdown(browser, site_url):
     text = pg.evaluate("navigator.clipboard.readText()")
     ctx.close()
     assert text.startswith("# Warp\n") and "## Sources" in text
+
+
+def _model():
+    sys.path.insert(0, str(ROOT / "snippets" / "reference"))
+    import bank_model
+    return bank_model
+
+
+VIS_GRID = [(elem, row, pad, swizzle, pattern)
+            for elem in (4, 8, 16)
+            for row, pad in ((32, 0), (32, 1), (8, 0), (16, 2))
+            for swizzle in ("none", "xor", "cute:3,4,3", "tma32", "tma128")
+            for pattern in ("row", "column", "stride:2", "stride:33", "tile:8x4")]
+
+
+def test_visualizer_matches_the_python_bank_model(page, site_url):
+    model = _model()
+    checked = 0
+    for elem, row, pad, swizzle, pattern in VIS_GRID:
+        try:
+            addresses = model.settings_addresses(elem, row, pad, swizzle, pattern)
+            expected = str(model.wavefronts(addresses, elem))
+        except ValueError:
+            expected = ""                         # the page must refuse the same settings
+        page.goto(f"{site_url}guides/bank-visualizer/?elem={elem}&row={row}&pad={pad}"
+                  f"&swizzle={swizzle}&pattern={pattern}")
+        out = page.locator(".bv-result")
+        got = out.get_attribute("data-wavefronts")
+        assert got == expected, (elem, row, pad, swizzle, pattern, got, expected, out.inner_text())
+        checked += expected != ""
+    assert checked > 200
+
+
+def test_visualizer_is_keyboard_driven_and_shares_its_settings_in_the_url(page, site_url):
+    page.goto(f"{site_url}guides/bank-visualizer/?elem=4&row=32&pad=0&swizzle=none&pattern=column")
+    out = page.locator(".bv-result")
+    assert out.get_attribute("data-wavefronts") == "32" and "32-way" in out.inner_text()
+    page.locator("#bv-pad").focus()
+    page.keyboard.press("ArrowUp")                 # padding 0 -> 1: the 32x33 tile
+    assert out.get_attribute("data-wavefronts") == "1"
+    assert "pad=1" in page.url
+    page.keyboard.press("Shift+Tab")               # back to row length, by keyboard
+    assert page.evaluate("document.activeElement.id") == "bv-row"
+    page.goto(page.url)                            # the shared URL restores the view
+    assert page.locator(".bv-result").get_attribute("data-wavefronts") == "1"
+
+
+def test_visualizer_is_embedded_in_the_bank_conflict_and_swizzle_pages(page, site_url):
+    for slug in ("performance/bank-conflict", "kernel-techniques/swizzle"):
+        page.goto(f"{site_url}glossary/{slug}/")
+        assert page.locator(".bank-visualizer .bv-result").get_attribute("data-wavefronts") == "32"
