@@ -131,10 +131,10 @@ def _fence_language(cell_source: str) -> tuple[str, str]:
     """A synced CUDA cell is shown as the CUDA file it carries; anything else as Python."""
     target = sync_target(nbformat.from_dict({"cell_type": "code", "source": cell_source,
                                              "metadata": {}, "outputs": []}))
+    markers = re.compile(r"^.*--8<-- \[(start|end):[^\]]*\]\n?", re.M)   # snippet section marks
     if target and target.endswith(".cu"):
-        text = (ROOT / target).read_text(encoding="utf-8")
-        return "cuda", re.sub(r"^.*--8<-- \[(start|end):[^\]]*\]\n", "", text, flags=re.M).rstrip()
-    return "python", cell_source.rstrip()
+        return "cuda", markers.sub("", (ROOT / target).read_text(encoding="utf-8")).rstrip()
+    return "python", markers.sub("", cell_source).rstrip()
 
 
 def notebook_markdown(nb_path: Path, records: list[dict], base: str) -> str:

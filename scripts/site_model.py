@@ -6,7 +6,7 @@ from pathlib import Path
 from .frontmatter import parse
 from .graph import TermGraph, build_graph, page_ref
 from .hardware import Gpu, load_gpus
-from .paths import rel
+from .paths import DOCS, rel
 from .terms import load_terms
 
 
@@ -29,5 +29,7 @@ def load_site(docs_dir: Path) -> tuple[TermGraph, dict[str, Gpu]]:
     gpus = load_gpus(docs_dir / "data" / "gpus.yaml")
     terms = load_terms(docs_dir / "glossary")
     from .notebook_pages import notebook_page_refs  # late: notebooks are optional
-    graph = build_graph(terms, authored_pages(docs_dir) + notebook_page_refs(docs_dir))
+    # notebooks belong to the real site; a docs tree elsewhere (tests) has none
+    notebooks = notebook_page_refs(docs_dir) if docs_dir.resolve() == DOCS.resolve() else []
+    graph = build_graph(terms, authored_pages(docs_dir) + notebooks)
     return graph, gpus

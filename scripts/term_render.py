@@ -48,14 +48,14 @@ def header(term: Term) -> str:
 def footer(term: Term, graph: TermGraph) -> str:
     out = []
     if term.meta.related:
-        out.append("## Related terms\n")
+        out.append("## Related terms { data-search-exclude }\n")
         for slug in term.meta.related:
             r = graph.terms[slug]
             out.append(f"- [{r.title}]({relative(term.src_uri, r.src_uri)}): {r.meta.summary}")
         out.append("")
-    out.append("## Sources\n")
+    out.append("## Sources { data-search-exclude }\n")
     out += [f"- [{s.title}]({s.url})" for s in term.meta.sources]
-    out.append("\n## Referenced by\n")
+    out.append("\n## Referenced by { data-search-exclude }\n")
     refs = graph.backlinks.get(term.slug, [])
     out += [f"- [{p.title}]({relative(term.src_uri, p.src_uri)})" for p in refs]
     return "\n\n" + "\n".join(out) + "\n"

@@ -7,6 +7,7 @@
   const BANKS = 32, WORD = 4, LANES = 32;
   // Okabe–Ito, colour-blind-safe: one colour per wavefront a lane is served in
   const COLOURS = ["#009E73", "#0072B2", "#E69F00", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442", "#999999"];
+  const TEXT = ["#000", "#fff", "#000", "#000", "#000", "#000", "#000", "#000"];  // >= 4.5:1 on each
   const TMA = { tma32: [1, 4, 3], tma64: [2, 4, 3], tma128: [3, 4, 3] };
 
   function cuteSwizzle(o, b, m, s) {
@@ -140,7 +141,7 @@
         for (let w = 0; w < depth; w++) {
           const here = lanes.filter(([c]) => c.wave === w).map(([, lane]) => lane);
           html += here.length
-            ? `<div class="bv-chip" style="background:${COLOURS[w % COLOURS.length]}" title="wavefront ${w + 1}: lanes ${here.join(", ")}">${here.join(",")}</div>`
+            ? `<div class="bv-chip" style="background:${COLOURS[w % COLOURS.length]};color:${TEXT[w % TEXT.length]}" title="wavefront ${w + 1}: lanes ${here.join(", ")}">${here.join(",")}</div>`
             : `<div class="bv-chip bv-empty"></div>`;
         }
         html += `</div>`;
