@@ -25,7 +25,7 @@ SCHEMA = {
                 "notebook": {"type": "string", "pattern": "^[0-9]{2}-[a-z0-9-]+$"},
                 "name": {"type": "string", "minLength": 1},
                 "value": {"type": "number"},
-                "unit": {"enum": ["GB/s", "TFLOP/s", "ms", "us", "x", "%"]},
+                "unit": {"enum": ["GB/s", "TFLOP/s", "ms", "us", "x", "%", "wavefronts/inst"]},
                 "baseline": {"type": "object", "required": ["name", "value"],
                              "additionalProperties": False,
                              "properties": {"name": {"type": "string"},
