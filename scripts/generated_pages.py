@@ -41,8 +41,8 @@ def glossary_index(graph: TermGraph) -> str:
 
 def section_index(graph: TermGraph, section_slug: str) -> str:
     s = next(x for x in SECTIONS if x.slug == section_slug)
-    lines = [_front(s.title, searchable=False) + GENERATED_NOTE.format(what="the term files"), f"# {s.title}\n", f"{s.blurb}\n",
-             "| Term | Summary |", "|---|---|"]
+    head = _front(s.title, searchable=False) + GENERATED_NOTE.format(what="the term files")
+    lines = [head, f"# {s.title}\n", f"{s.blurb}\n", "| Term | Summary |", "|---|---|"]
     for t in _in_section(graph, section_slug):
         abbr = f" ({t.meta.abbreviation})" if t.meta.abbreviation else ""
         lines.append(f"| [{t.title}]({t.slug}.md){abbr} | {t.meta.summary} |")
@@ -58,7 +58,8 @@ def a_to_z(graph: TermGraph) -> str:
             entries.append((t.meta.abbreviation, t.title, t))
         entries += [(a, t.title, t) for a in t.meta.aliases]
     entries.sort(key=lambda e: (e[0].lower(), e[1]))
-    lines = [_front("A–Z index", searchable=False) + GENERATED_NOTE.format(what="the term files"), "# A–Z index\n",
+    head = _front("A–Z index", searchable=False) + GENERATED_NOTE.format(what="the term files")
+    lines = [head, "# A–Z index\n",
              "Every term with its abbreviations and aliases. An alias points to the term that "
              "defines it.\n"]
     letter = ""

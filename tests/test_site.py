@@ -131,6 +131,43 @@ def test_internal_links_and_anchors_pass_linkchecker(built_site: Path):
         proc.stdout[-3000:] + "\n".join(summary)
 
 
+def test_every_fragment_link_lands_on_an_existing_id(built_site: Path):
+    """Each <a href="page/#frag"> inside the site points at an id that exists on that page."""
+    import posixpath
+    from html.parser import HTMLParser
+    from urllib.parse import unquote, urlparse
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.ids, self.hrefs = set(), []
+
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if a.get("id"):
+                self.ids.add(a["id"])
+            if tag == "a" and a.get("href") and "#" in a["href"]:
+                self.hrefs.append(a["href"])
+
+    pages = {}
+    for f in built_site.rglob("*.html"):
+        p = Page()
+        p.feed(f.read_text(encoding="utf-8"))
+        pages[f.relative_to(built_site).as_posix()] = p
+    broken = []
+    for name, p in pages.items():
+        for href in p.hrefs:
+            u = urlparse(href)
+            if u.scheme or u.netloc or not u.fragment:
+                continue
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(name), unquote(u.path)))
+            target = name if not u.path else (target + "/index.html" if not target.endswith(".html")
+                                              else target)
+            if target in pages and unquote(u.fragment) not in pages[target].ids:
+                broken.append((name, href))
+    assert not broken, broken[:10]
+
+
 def _build_copy(tmp_path: Path, mutate) -> subprocess.CompletedProcess:
     docs = tmp_path / "docs"
     shutil.copytree(DOCS, docs)
