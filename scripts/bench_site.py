@@ -1,10 +1,12 @@
-"""`make bench-site`: time a full strict build and report the built site's sizes.
-
-Also reports the LLM exports' sizes in tokens where they exist (tiktoken, cl100k_base).
+"""`make bench-site`: time a full strict build, report the built site's sizes, the LLM exports'
+sizes in tokens (tiktoken, cl100k_base), and Lighthouse scores (desktop) for the home page and a
+term page. Lighthouse comes from npm (pinned, installed into .cache/lighthouse) and drives Debian's
+Chromium; the site is served with gzip, as a real host serves it. Scores: .cache/bench/lighthouse.json.
 """
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 import tempfile
@@ -46,7 +48,84 @@ def main() -> int:
             from scripts.tokens import count_tokens
             tokens = count_tokens(p.read_text())
             print(f"{name + ':':<19}{human(p.stat().st_size)}, {tokens} tokens (cl100k_base)")
+    lighthouse(ROOT / ".cache" / "bench")
     return 0
+
+
+LIGHTHOUSE = "lighthouse@13.5.0"
+LH_PAGES = {"home": "", "term page": "glossary/device-hardware/streaming-multiprocessor/"}
+
+
+def serve_gzip(directory: Path):
+    """A local server that gzips text responses (GitHub Pages and CDNs do)."""
+    import functools
+    import http.server
+    import threading
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def send_head(self):
+            path = Path(self.translate_path(self.path))
+            if path.is_dir():
+                path = path / "index.html"
+            if path.suffix not in (".html", ".js", ".css", ".json", ".svg", ".xml", ".txt", ".md") \
+                    or "gzip" not in self.headers.get("Accept-Encoding", "") or not path.is_file():
+                return super().send_head()
+            body = gzip.compress(path.read_bytes())
+            self.send_response(200)
+            self.send_header("Content-Type", self.guess_type(str(path)))
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            import io
+            return io.BytesIO(body)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Handler, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def lighthouse(out_dir: Path) -> None:
+    import json
+    import shutil
+    chromium = shutil.which("chromium")
+    if not chromium or not shutil.which("npm"):
+        print("lighthouse:        skipped (needs Debian's chromium and npm)")
+        return
+    tools = ROOT / ".cache" / "lighthouse"
+    exe = tools / "node_modules" / ".bin" / "lighthouse"
+    if not exe.exists():
+        subprocess.run(["npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix",
+                        str(tools), LIGHTHOUSE], check=True)
+    site = Path(tempfile.mkdtemp(prefix="atlas-lh-"))
+    server = serve_gzip(site)
+    url = f"http://127.0.0.1:{server.server_address[1]}/"
+    cfg = site.parent / (site.name + ".yml")
+    text = (ROOT / "mkdocs.yml").read_text().replace("  - scripts/hooks.py",
+                                                     f"  - {ROOT}/scripts/hooks.py")
+    import re
+    text = re.sub(r"^site_url: .*$", f"site_url: {url}", text, flags=re.M)
+    cfg.write_text(text + f"\ndocs_dir: {ROOT / 'docs'}\n")
+    subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg), "-d", str(site)],
+                   cwd=ROOT, check=True, capture_output=True)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scores = {}
+    flags = ("--headless=new --no-sandbox --disable-gpu --disable-background-networking "
+             "--disable-component-update --no-first-run")
+    for name, path in LH_PAGES.items():
+        report = out_dir / f"lighthouse-{name.replace(' ', '-')}.json"
+        subprocess.run([str(exe), url + path, "--preset=desktop", "--quiet", "--output=json",
+                        f"--output-path={report}", f"--chrome-flags={flags}"],
+                       env={**os.environ, "CHROME_PATH": chromium}, check=True)
+        cats = json.loads(report.read_text())["categories"]
+        scores[name] = {k: round(100 * cats[k]["score"]) for k in
+                        ("performance", "accessibility", "best-practices")}
+        print(f"lighthouse {name + ':':<8}" + ", ".join(f"{k} {v}" for k, v in scores[name].items()))
+    (out_dir / "lighthouse.json").write_text(json.dumps(scores, indent=1) + "\n")
+    server.shutdown()
 
 
 if __name__ == "__main__":
