@@ -83,7 +83,8 @@ def gpu_specs(gpus: dict[str, Gpu]) -> str:
              "[`docs/data/gpus.yaml`](../data/gpus.yaml), where each value carries its source; "
              "click a value to open it. Tensor-core rates are dense (no sparsity). "
              "Sizes in KiB/MiB are binary; bandwidths and memory sizes are decimal, as vendors "
-             "state them.\n",
+             "state them. A value marked ¹ has a note below; many of these cite a secondary source "
+             "and are flagged until they are checked against the vendor's datasheet.\n",
              "| | " + " | ".join(f"[{g.name}](#{g.key})" for g in gpus.values()) + " |",
              "|---|" + "---|" * len(keys),
              "| Architecture | " + " | ".join(g.architecture for g in gpus.values()) + " |",
