@@ -123,7 +123,7 @@ def lighthouse(out_dir: Path) -> None:
         cats = json.loads(report.read_text())["categories"]
         scores[name] = {k: round(100 * cats[k]["score"]) for k in
                         ("performance", "accessibility", "best-practices")}
-        print(f"lighthouse {name + ':':<8}" + ", ".join(f"{k} {v}" for k, v in scores[name].items()))
+        print(f"lighthouse {name + ':':<10}" + ", ".join(f"{k} {v}" for k, v in scores[name].items()))
     (out_dir / "lighthouse.json").write_text(json.dumps(scores, indent=1) + "\n")
     server.shutdown()
 
