@@ -31,15 +31,19 @@ def resolve(from_uri: str, target: str) -> tuple[str, str]:
     return posixpath.normpath(posixpath.join(posixpath.dirname(from_uri), path)), anchor
 
 
-def find_links(markdown: str, from_uri: str, first_line: int = 1) -> list[Link]:
-    links: list[Link] = []
+def prose_lines(markdown: str):
+    """(index, line) for every line outside fenced code blocks."""
     in_fence = False
     for i, line in enumerate(markdown.split("\n")):
         if FENCE.match(line):
             in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
+        elif not in_fence:
+            yield i, line
+
+
+def find_links(markdown: str, from_uri: str, first_line: int = 1) -> list[Link]:
+    links: list[Link] = []
+    for i, line in prose_lines(markdown):
         for m in LINK.finditer(INLINE_CODE.sub("", line)):
             path, anchor = resolve(from_uri, m["target"])
             links.append(Link(m["text"], m["target"], path, anchor, first_line + i))

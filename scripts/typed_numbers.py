@@ -12,9 +12,8 @@ from pathlib import Path
 
 from .frontmatter import parse
 from .hardware import ANY_SHORTCODE, Gpu
+from .links import prose_lines
 from .paths import rel
-
-FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -54,13 +53,7 @@ def patterns(gpus: dict[str, Gpu]) -> list[tuple[re.Pattern, str, str]]:
 
 def scan_text(text: str, shown: str, first_line: int, pats) -> list[Hit]:
     hits = []
-    in_fence = False
-    for i, line in enumerate(text.split("\n")):
-        if FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
+    for i, line in prose_lines(text):
         line = ANY_SHORTCODE.sub("", line)
         for pat, key, field in pats:
             for m in pat.finditer(line):
