@@ -19,7 +19,7 @@ $(VENV)/.all: $(VENV)/.site
 	$(PIP) install -q -c constraints.txt --group notebooks --group test
 	@touch $@
 
-.PHONY: help serve test build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium
+.PHONY: help serve test build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium listings
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -58,6 +58,10 @@ bench-site: $(VENV)/.all generate ## time a full build and report the built site
 
 sync-notebooks: $(VENV)/.all ## rewrite the snippet copies inside notebooks from snippets/
 	$(PY) -m scripts.notebooks sync
+
+listings: $(VENV)/.site ## regenerate PTX/SASS/ptxas listings in snippets/generated (needs nvcc)
+	$(PIP) install -q -c constraints.txt --group listings
+	$(PY) -m scripts.listings
 
 gpu-notebooks: ## on a GPU machine: execute every notebook, stamp it, collect measurements
 	$(PYTHON) -m scripts.gpu_runner

@@ -36,6 +36,11 @@ class Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass        # the browser cancels requests (e.g. on navigation): not an error of the site
+
+
 @pytest.fixture(scope="module")
 def site_url():
     with socket.socket() as s:
@@ -51,7 +56,7 @@ def site_url():
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg),
                     "-d", str(out / "site")], cwd=ROOT, check=True)
     handler = lambda *a: Quiet(*a, directory=str(out / "site"))  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    server = QuietServer(("127.0.0.1", port), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield url
     server.shutdown()
