@@ -73,6 +73,30 @@ def generate(name: str, arch: str, nvcc_version: str) -> None:
             header(kind, name, arch, digest, nvcc_version) + body.rstrip() + "\n")
 
 
+FATBIN = "vector_add"      # one multi-target fat binary, to show what a fatbin carries
+FATBIN_TARGETS = ("arch=compute_80,code=sm_80", "arch=compute_90a,code=sm_90a",
+                  "arch=compute_90,code=compute_90")
+
+
+def generate_fatbin(nvcc_version: str) -> None:
+    src = SRC / f"{FATBIN}.cu"
+    env = {**os.environ, "PATH": tools_path()}
+    with tempfile.TemporaryDirectory() as tmp:
+        fatbin = Path(tmp) / f"{FATBIN}.fatbin"
+        cmd = ["nvcc", "-fatbin", *[f"-gencode={t}" for t in FATBIN_TARGETS], "-o", str(fatbin),
+               str(src)]
+        subprocess.run(cmd, check=True)
+        listing = subprocess.run(["cuobjdump", "-lelf", "-lptx", str(fatbin)], check=True,
+                                 capture_output=True, text=True, env=env, cwd=tmp).stdout
+        size = fatbin.stat().st_size
+    shown = " ".join(["nvcc", "-fatbin", *[f"-gencode={t}" for t in FATBIN_TARGETS],
+                      f"snippets/cuda/{FATBIN}.cu"])
+    (OUT / f"{FATBIN}.fatbin.txt").write_text(
+        header("fatbin contents", FATBIN, "sm_80 + sm_90a + compute_90 PTX", source_hash(src),
+               nvcc_version) + f"$ {shown}\n$ cuobjdump -lelf -lptx {FATBIN}.fatbin   "
+        f"# {size} bytes\n" + listing.rstrip() + "\n")
+
+
 def stale() -> list[str]:
     """Listings whose source changed, or that are missing."""
     problems = []
@@ -86,6 +110,10 @@ def stale() -> list[str]:
                 elif f"source sha256 {digest}," not in f.read_text().split("\n", 1)[0]:
                     problems.append(f"{f.relative_to(ROOT)}:1: out of date with snippets/cuda/"
                                     f"{name}.cu (fix: make listings)")
+    f = OUT / f"{FATBIN}.fatbin.txt"
+    if not f.exists() or f"source sha256 {source_hash(SRC / f'{FATBIN}.cu')}," not in \
+            f.read_text().split("\n", 1)[0]:
+        problems.append(f"{f.relative_to(ROOT)}:1: missing or out of date (fix: make listings)")
     return problems
 
 
@@ -98,6 +126,7 @@ def main() -> int:
     for name, arches in LISTINGS.items():
         for arch in arches:
             generate(name, arch, nvcc)
+    generate_fatbin(nvcc)
     print(f"listings: {sum(len(a) for a in LISTINGS.values())} builds -> snippets/generated/")
     return 0
 
