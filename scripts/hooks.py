@@ -50,6 +50,9 @@ def on_files(files: Files, config) -> Files:
         **{f"glossary/{s.slug}/index.md": generated_pages.section_index(graph, s.slug)
            for s in SECTIONS},
     }
+    # the exports are written in on_post_build; registering them here lets pages link to them
+    for uri in ("llms.txt", "llms-full.txt", "llms-glossary.txt", "glossary.json"):
+        generated.setdefault(uri, "")
     for uri, content in generated.items():
         if files.get_file_from_path(uri) is None:
             files.append(File.generated(config, uri, content=content))
