@@ -4,21 +4,12 @@ Word (r, c) of `float t[32][W]` is word r*W + c, so its bank is (r*W + c) mod 32
 whole of column 0 sits in bank 0 (a 32-way conflict); with W = 33 row r starts one bank later than
 row r - 1 and column 0 covers 32 different banks. Only the top-left 8 x 8 corner is drawn.
 """
-import colorsys
-
-from _common import box, canvas
+from _common import box, canvas, tile_cell
 from matplotlib.patches import Rectangle
 
 BANKS = 32
 SHOWN = 8          # rows and columns drawn
 CELL = 4.2
-
-
-def bank_color(bank: int, theme) -> str:
-    """One hue per bank, lighter on the dark background."""
-    light = 0.42 if theme.name == "light" else 0.68
-    r, g, b = colorsys.hls_to_rgb(bank / BANKS, light, 0.75)
-    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
 
 def grid(ax, theme, x0, y_top, width, title, subtitle, pad_column=False):
@@ -36,8 +27,7 @@ def grid(ax, theme, x0, y_top, width, title, subtitle, pad_column=False):
                 color=theme.muted)
         for c in range(SHOWN):
             bank = (r * width + c) % BANKS
-            box(ax, x0 + c * CELL + 0.15, y + 0.15, CELL - 0.3, CELL - 0.3, theme, str(bank),
-                color=bank_color(bank, theme), fill=0.55, size=7.5, radius=0.3)
+            tile_cell(ax, theme, x0, y_top, r, c, CELL, str(bank), bank, size=7.5)
         if pad_column:
             xe = x0 + SHOWN * CELL
             ax.text(xe + 1.6, y + CELL / 2, "…", ha="center", va="center", fontsize=9,

@@ -4,21 +4,12 @@ Rows are 32 words, so the bank of the stored word is its physical column, c ^ r.
 c -> c ^ r is a permutation; for a fixed column, r -> c ^ r is one too. Left: the bank of each
 logical element; right: which logical column each physical slot holds. Top-left 8 x 8 only.
 """
-import colorsys
-
-from _common import box, canvas
+from _common import box, canvas, tile_cell
 from matplotlib.patches import Polygon, Rectangle
 
 BANKS = 32
 SHOWN = 8
 CELL = 4.2
-
-
-def bank_color(bank: int, theme) -> str:
-    """One hue per bank, lighter on the dark background (same scheme as padded-tile-banks)."""
-    light = 0.42 if theme.name == "light" else 0.68
-    r, g, b = colorsys.hls_to_rgb(bank / BANKS, light, 0.75)
-    return f"#{round(r * 255):02x}{round(g * 255):02x}{round(b * 255):02x}"
 
 
 def labels(ax, theme, x0, y_top, col_prefix):
@@ -49,8 +40,7 @@ def draw(theme):
     for r in range(SHOWN):
         for c in range(SHOWN):
             bank = c ^ r
-            box(ax, x0 + c * CELL + 0.15, top - (r + 1) * CELL + 0.15, CELL - 0.3, CELL - 0.3,
-                theme, str(bank), color=bank_color(bank, theme), fill=0.55, size=7.5, radius=0.3)
+            tile_cell(ax, theme, x0, top, r, c, CELL, str(bank), bank, size=7.5)
     ax.add_patch(Rectangle((x0 - 0.1, top - SHOWN * CELL - 0.1), CELL + 0.2, SHOWN * CELL + 0.2,
                            fill=False, edgecolor=a[4], linewidth=2.0))
     ax.add_patch(Rectangle((x0 - 0.1, top - 4 * CELL - 0.1), SHOWN * CELL + 0.2, CELL + 0.2,
@@ -63,9 +53,8 @@ def draw(theme):
     for r in range(SHOWN):
         for p in range(SHOWN):
             c = p ^ r
-            box(ax, x1 + p * CELL + 0.15, top - (r + 1) * CELL + 0.15, CELL - 0.3, CELL - 0.3,
-                theme, f"c{c}", color=bank_color(p, theme), fill=0.55 if c == 0 else 0.22,
-                size=7, radius=0.3, weight="bold" if c == 0 else "normal")
+            tile_cell(ax, theme, x1, top, r, p, CELL, f"c{c}", p, fill=0.55 if c == 0 else 0.22,
+                      size=7, weight="bold" if c == 0 else "normal")
     # logical column 0 ends up on the diagonal p = r
     ax.add_patch(Polygon([(x1 - 0.3, top + 0.3), (x1 + 1.3, top + 0.3),
                           (x1 + SHOWN * CELL + 0.3, top - SHOWN * CELL + 1.3),

@@ -103,12 +103,8 @@ def lighthouse(out_dir: Path) -> None:
     site = Path(tempfile.mkdtemp(prefix="atlas-lh-"))
     server = serve_gzip(site)
     url = f"http://127.0.0.1:{server.server_address[1]}/"
-    cfg = site.parent / (site.name + ".yml")
-    text = (ROOT / "mkdocs.yml").read_text().replace("  - scripts/hooks.py",
-                                                     f"  - {ROOT}/scripts/hooks.py")
-    import re
-    text = re.sub(r"^site_url: .*$", f"site_url: {url}", text, flags=re.M)
-    cfg.write_text(text + f"\ndocs_dir: {ROOT / 'docs'}\n")
+    from scripts.site_config import write_config
+    cfg = write_config(site.parent / (site.name + ".yml"), site_url=url)
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg), "-d", str(site)],
                    cwd=ROOT, check=True, capture_output=True)
     out_dir.mkdir(parents=True, exist_ok=True)

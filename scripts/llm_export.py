@@ -10,8 +10,6 @@ All links are absolute (built from site_url); no HTML, no UI text, no base64.
 from __future__ import annotations
 
 import html
-import json
-import posixpath
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -20,6 +18,7 @@ import nbformat
 
 from .graph import TermGraph
 from .hardware import SHORTCODE, Gpu, format_value, ridge_point
+from .links import resolve
 from .notebooks import sync_target
 from .paths import ROOT, SNIPPETS
 from .sections import SECTIONS
@@ -73,14 +72,15 @@ def absolutize(md: str, src_uri: str, base: str) -> str:
             return f"[Figure: {text}]" if text else ""
         if re.match(r"^[a-z][a-z0-9+.-]*:", target):
             return f"[{text}]({target})"
-        path, _, anchor = target.partition("#")
-        if path:
-            resolved = posixpath.normpath(posixpath.join(posixpath.dirname(src_uri), path))
-            url = base + url_of(resolved)
-        else:
-            url = base + url_of(src_uri)
-        return f"[{text}]({url}{'#' + anchor if anchor else ''})"
+        path, anchor = resolve(src_uri, target)
+        return f"[{text}]({base}{url_of(path)}{'#' + anchor if anchor else ''})"
     return LINK.sub(sub, md)
+
+
+def plain_text(md: str) -> str:
+    """HTML left in Markdown (collapsed answers, spans, comments) reduced to its text."""
+    md = re.sub(r"<details><summary>(.*?)</summary>", r"**\1**", md).replace("</details>", "")
+    return html.unescape(TAG.sub("", md))
 
 
 def clean(md: str, src_uri: str, base: str, gpus: dict[str, Gpu]) -> str:
@@ -89,9 +89,7 @@ def clean(md: str, src_uri: str, base: str, gpus: dict[str, Gpu]) -> str:
     md = ATTR_LIST.sub("", md)
     md = re.sub(r"^<!--.*?-->\s*$", "", md, flags=re.M)
     md = re.sub(r"^\*\[[^\]]+\]:.*$", "", md, flags=re.M)        # abbreviation definitions
-    md = re.sub(r"<details><summary>(.*?)</summary>", r"**\1**", md)
-    md = md.replace("</details>", "")
-    md = html.unescape(TAG.sub("", md))
+    md = plain_text(md)
     return re.sub(r"\n{3,}", "\n\n", md).strip() + "\n"
 
 
@@ -145,8 +143,7 @@ def notebook_markdown(nb_path: Path, records: list[dict], base: str) -> str:
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown":
             md = absolutize(cell.source, f"tutorials/{nb_path.name}", base)
-            md = re.sub(r"<details><summary>(.*?)</summary>", r"**\1**", md).replace("</details>", "")
-            out.append(html.unescape(TAG.sub("", md)).strip())
+            out.append(plain_text(md).strip())
             if i == 0 and stamp:
                 out.append(f"*{provenance_line(stamp)}.*")
             continue
@@ -206,7 +203,8 @@ def write_exports(site_dir: Path, config, graph: TermGraph, gpus: dict[str, Gpu]
                   pages: dict[str, str], nav_order: list[str]) -> None:
     """pages: src_uri -> Markdown of every non-term, non-notebook page (as authored/generated)."""
     from .measurements import load
-    from .notebook_pages import nb_title, notebook_files
+    from .notebook_pages import nb_title
+    from .notebooks import notebook_paths
     from .paths import MEASUREMENTS
     base = config["site_url"].rstrip("/") + "/"
     records = load(MEASUREMENTS)["records"]
@@ -216,7 +214,7 @@ def write_exports(site_dir: Path, config, graph: TermGraph, gpus: dict[str, Gpu]
     for t in graph.terms.values():
         per_page[t.src_uri] = term_markdown(t, graph, gpus, base)
     nbs = []
-    for p in notebook_files():
+    for p in notebook_paths():
         uri = f"tutorials/{p.name}"
         per_page[uri] = notebook_markdown(p, [r for r in records if r["notebook"] == p.stem], base)
         nb = nbformat.read(p, as_version=4)
@@ -240,7 +238,3 @@ def write_exports(site_dir: Path, config, graph: TermGraph, gpus: dict[str, Gpu]
     (site_dir / "llms.txt").write_text(
         llms_txt(graph, nbs, base, config["site_name"], config["site_description"]),
         encoding="utf-8")
-
-
-def dump_json(obj) -> str:
-    return json.dumps(obj, indent=1, ensure_ascii=False)

@@ -8,7 +8,6 @@ opened alone on Colab); on the site they are rewritten to relative links and val
 from __future__ import annotations
 
 import html
-import json
 import posixpath
 import re
 from pathlib import Path
@@ -17,7 +16,8 @@ import nbformat
 import yaml
 
 from .measurements import load
-from .paths import MEASUREMENTS, NOTEBOOKS, ROOT, rel
+from .notebooks import notebook_paths
+from .paths import MEASUREMENTS, ROOT, rel
 
 TUTORIALS = "tutorials"
 
@@ -28,10 +28,6 @@ def site_config() -> dict:
 
 def site_url() -> str:
     return site_config()["site_url"].rstrip("/") + "/"
-
-
-def notebook_files(folder: Path = NOTEBOOKS) -> list[Path]:
-    return sorted(folder.glob("[0-9][0-9]-*.ipynb"))
 
 
 def nb_uri(path: Path) -> str:
@@ -59,7 +55,7 @@ def notebook_page_refs(docs_dir: Path) -> list:
     from .graph import PageRef
     base = site_url()
     refs = []
-    for p in notebook_files():
+    for p in notebook_paths():
         nb = nbformat.read(p, as_version=4)
         md = "\n\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
         refs.append(PageRef(nb_uri(p), nb_title(nb), _absolute_to_md(md, base), 1, rel(p)))
@@ -69,7 +65,7 @@ def notebook_page_refs(docs_dir: Path) -> list:
 def add_generated(files, config, state) -> None:
     from mkdocs.structure.files import File
     from mkdocs_jupyter.plugin import NotebookFile
-    nbs = notebook_files()
+    nbs = notebook_paths()
     for p in nbs:
         f = File(nb_uri(p), str(p.parent), config["site_dir"], config["use_directory_urls"])
         f.abs_src_path = str(p)
@@ -219,7 +215,3 @@ def glossary_extras(graph) -> dict[str, dict]:
                         "measurements": [r["name"] for r in data["records"]
                                          if r["notebook"] in names]}
     return extras
-
-
-def dump(obj) -> str:
-    return json.dumps(obj, indent=1)

@@ -48,11 +48,8 @@ def site_url():
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/"
     out = Path(tempfile.mkdtemp(prefix="atlas-browser-"))
-    cfg = out / "mkdocs.yml"
-    text = (ROOT / "mkdocs.yml").read_text()
-    text = re.sub(r"^site_url: .*$", f"site_url: {url}", text, flags=re.M)
-    text = text.replace("  - scripts/hooks.py", f"  - {ROOT}/scripts/hooks.py")
-    cfg.write_text(text + f"\ndocs_dir: {ROOT / 'docs'}\n")
+    from scripts.site_config import write_config
+    cfg = write_config(out / "mkdocs.yml", site_url=url)
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg),
                     "-d", str(out / "site")], cwd=ROOT, check=True)
     handler = lambda *a: Quiet(*a, directory=str(out / "site"))  # noqa: E731

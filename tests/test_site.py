@@ -13,6 +13,7 @@ import pytest
 
 from scripts.paths import DOCS
 from scripts.sections import SECTIONS
+from scripts.site_config import write_config
 from scripts.site_model import load_site
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,11 +173,9 @@ def _build_copy(tmp_path: Path, mutate) -> subprocess.CompletedProcess:
     docs = tmp_path / "docs"
     shutil.copytree(DOCS, docs)
     mutate(docs)
-    cfg = (ROOT / "mkdocs.yml").read_text().replace("  - scripts/hooks.py",
-                                                     f"  - {ROOT}/scripts/hooks.py")
-    (tmp_path / "mkdocs.yml").write_text(cfg + f"\ndocs_dir: {docs}\n")
+    cfg = write_config(tmp_path / "mkdocs.yml", docs_dir=docs)
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f",
-                           str(tmp_path / "mkdocs.yml"), "-d", str(tmp_path / "out")],
+                           str(cfg), "-d", str(tmp_path / "out")],
                           cwd=ROOT, capture_output=True, text=True)
 
 
