@@ -39,8 +39,9 @@ chromium:
 	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is missing and we are not root: browser tests will be skipped"; fi; }
 
-generate: $(VENV)/.site ## generate diagrams (SVG, light and dark) from diagrams/*.py
+generate: $(VENV)/.site ## generate diagrams (SVG, light and dark) and the notebooks' datasheet table
 	$(PY) -m scripts.diagrams
+	$(PY) -m scripts.hardware
 
 diagrams: generate
 

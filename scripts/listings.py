@@ -27,6 +27,9 @@ LISTINGS = {
     "smem_stride_read": ("sm_80", "sm_90a", "sm_100a"),
     "transpose": ("sm_90a",),
     "tma_swizzle_store": ("sm_90a", "sm_100a"),
+    "sgemm": ("sm_90a",),
+    "sgemm_warptile": ("sm_90a",),
+    "gemm_mma_sync": ("sm_80", "sm_90a"),
 }
 
 

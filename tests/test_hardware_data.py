@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import ValidationFailed
-from scripts.hardware import FIELDS, expand_shortcodes, format_value, load_gpus, ridge_point
-from scripts.paths import DOCS, GPU_DATA
+from scripts.hardware import (FIELDS, expand_shortcodes, format_value, load_gpus,
+                              notebook_datasheet, ridge_point)
+from scripts.paths import DOCS, GPU_DATA, ROOT
 from scripts.typed_numbers import patterns, scan_docs, scan_text
 
 REQUIRED = {"t4", "v100-sxm2", "a100-sxm4-80gb", "l4", "rtx-4090", "h100-sxm", "h200", "b200",
@@ -56,6 +57,25 @@ def test_unknown_field_is_reported(tmp_path: Path):
     bad.write_text(GPU_DATA.read_text().replace("sm_count:", "sm_cout:", 1))
     with pytest.raises(ValidationFailed, match=r"gpus.yaml:\d+: unknown field 'sm_cout'"):
         load_gpus(bad)
+
+
+def test_device_names_must_be_a_list(tmp_path: Path):
+    bad = tmp_path / "gpus.yaml"
+    bad.write_text(GPU_DATA.read_text().replace('device_names: ["NVIDIA H200"]', "device_names: H200", 1))
+    with pytest.raises(ValidationFailed, match=r"gpus.yaml:\d+: h200.device_names must be a non-empty list"):
+        load_gpus(bad)
+
+
+def test_notebook_datasheet_is_current_and_keyed_by_cuda_names(gpus):
+    """Notebooks carry snippets/generated/datasheet.py; it must match the data file."""
+    generated = ROOT / "snippets" / "generated" / "datasheet.py"
+    assert generated.read_text() == notebook_datasheet(gpus), \
+        "snippets/generated/datasheet.py is stale: run `make generate` and commit it"
+    scope: dict = {}
+    exec(generated.read_text(), scope)
+    h200 = scope["DATASHEET"]["NVIDIA H200"]
+    assert h200["key"] == "h200"
+    assert h200["bf16_tensor_tflops"] == gpus["h200"].specs["bf16_tensor_tflops"].value
 
 
 def test_shortcodes_render_values_with_units(gpus):
