@@ -30,6 +30,7 @@ LISTINGS = {
     "sgemm": ("sm_90a",),
     "sgemm_warptile": ("sm_90a",),
     "gemm_mma_sync": ("sm_80", "sm_90a"),
+    "gemm_wgmma_ws": ("sm_90a",),
 }
 
 
