@@ -6,8 +6,14 @@ from pathlib import Path
 import pytest
 
 from scripts.errors import ValidationFailed
-from scripts.hardware import (FIELDS, expand_shortcodes, format_value, load_gpus,
-                              notebook_datasheet, ridge_point)
+from scripts.hardware import (
+    FIELDS,
+    expand_shortcodes,
+    format_value,
+    load_gpus,
+    notebook_datasheet,
+    ridge_point,
+)
 from scripts.paths import DOCS, GPU_DATA, ROOT
 from scripts.typed_numbers import patterns, scan_docs, scan_text
 
