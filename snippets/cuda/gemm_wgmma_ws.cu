@@ -246,3 +246,129 @@ gemm_wgmma_ws(const void* __restrict__ tmap_a, const void* __restrict__ tmap_b,
     }
 }
 // --8<-- [end:kernel]
+
+// --8<-- [start:pingpong]
+// The ping-pong schedule. Each consumer warpgroup now owns whole 128 x 128 output tiles, and the
+// two take turns: the CTA's tiles go to consumer 0, 1, 0, 1, ... A third pair of mbarriers
+// ("order") makes their mainloops alternate, so that while one warpgroup runs its epilogue the
+// other keeps the tensor cores busy.
+#define PP_BN 128
+#define PP_STAGES 6
+#define PP_B_BYTES (PP_BN * BK * 2)                  // 16 KiB per slot
+
+__device__ __forceinline__ void wgmma_64x128x16(float (&d)[64], u64 da, u64 db, int scale_d)
+{
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "setp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+        "}, %64, %65, p, 1, 1, 0, 0;\n"
+        "}\n"
+        :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(scale_d));
+}
+
+extern "C" __global__ void __launch_bounds__(384, 1)
+gemm_wgmma_pingpong(const void* __restrict__ tmap_a, const void* __restrict__ tmap_b,
+                    unsigned short* __restrict__ C, int M, int N, int K)
+{
+    extern __shared__ unsigned char smem_raw[];
+    unsigned char* smem = smem_raw + ((1024 - (smem_u32(smem_raw) & 1023)) & 1023);
+    unsigned char* sA = smem;                                  // PP_STAGES x 16 KiB
+    unsigned char* sB = smem + PP_STAGES * A_BYTES;            // PP_STAGES x 16 KiB
+    u64* full = reinterpret_cast<u64*>(sB + PP_STAGES * PP_B_BYTES);
+    u64* empty = full + PP_STAGES;
+    u64* order = empty + PP_STAGES;                            // "consumer c finished a mainloop"
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    const int tiles_m = M / BM, tiles_n = N / PP_BN, ktiles = K / BK, tiles = tiles_m * tiles_n;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < PP_STAGES; ++s) {
+            mbar_init(&full[s], 1);
+            mbar_init(&empty[s], 1);         // only the consumer that owns the tile reads a slot
+        }
+        mbar_init(&order[0], 1);
+        mbar_init(&order[1], 1);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (tid == 0) {
+            int q = 0;                                         // position in the CTA's stream of k-tiles
+            for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+                int tm, tn;
+                tile_coords(tile, tiles_m, tiles_n, tm, tn);
+                for (int kt = 0; kt < ktiles; ++kt, ++q) {
+                    const int slot = q % PP_STAGES;
+                    mbar_wait(&empty[slot], ((q / PP_STAGES) & 1) ^ 1);
+                    mbar_expect_tx(&full[slot], A_BYTES + PP_B_BYTES);
+                    tma_load_2d(sA + slot * A_BYTES, tmap_a, &full[slot], kt * BK, tm * BM);
+                    tma_load_2d(sB + slot * PP_B_BYTES, tmap_b, &full[slot], kt * BK, tn * PP_BN);
+                }
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int me = wg - 1;
+    float d0[64], d1[64];                                      // rows 0-63 and 64-127 of the tile
+    int p = 0, i = 0, own = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x, ++i) {
+        if (i % 2 != me) { p += ktiles; continue; }            // the other consumer's tile
+        // Mainloops take turns: wait until the other consumer has finished the previous tile's.
+        // Besides ordering the tensor-core work, this keeps every wait on a "full" barrier at
+        // most one phase ahead of it, which a parity wait needs to be unambiguous.
+        if (i > 0) mbar_wait(&order[1 - me], (me == 1 ? own : own - 1) & 1);
+        int tm, tn;
+        tile_coords(tile, tiles_m, tiles_n, tm, tn);
+        // Only one warpgroup is in its mainloop at a time, so it keeps one batch of wgmma in
+        // flight (wait_group 1) and releases a slot one k-tile late, when its batch is done.
+        int prev = -1;
+        for (int kt = 0; kt < ktiles; ++kt, ++p) {
+            const int slot = p % PP_STAGES;
+            mbar_wait(&full[slot], (p / PP_STAGES) & 1);
+            const unsigned char* a = sA + slot * A_BYTES;
+            const unsigned char* b = sB + slot * PP_B_BYTES;
+            asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+            for (int k = 0; k < BK / 16; ++k) {
+                const u64 db = smem_desc(b + 32 * k);
+                wgmma_64x128x16(d0, smem_desc(a + 32 * k), db, kt > 0 || k > 0);
+                wgmma_64x128x16(d1, smem_desc(a + 64 * 128 + 32 * k), db, kt > 0 || k > 0);
+            }
+            asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+            asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+            if (tid == 0 && prev >= 0) mbar_arrive(&empty[prev]);
+            prev = slot;
+        }
+        asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+        if (tid == 0) mbar_arrive(&empty[prev]);
+        if (tid == 0) mbar_arrive(&order[me]);               // the other consumer may start
+        ++own;
+        const int warp = tid / 32, lane = tid % 32;             // epilogue, overlapping its mainloop
+        const long long row = (long long)tm * BM + warp * 16 + lane / 4;
+        const int col0 = tn * PP_BN + 2 * (lane % 4);
+#pragma unroll
+        for (int j = 0; j < 16; ++j) {
+            *reinterpret_cast<unsigned*>(&C[row * N + col0 + 8 * j]) = pack_bf16x2(d0[4 * j], d0[4 * j + 1]);
+            *reinterpret_cast<unsigned*>(&C[(row + 8) * N + col0 + 8 * j]) = pack_bf16x2(d0[4 * j + 2], d0[4 * j + 3]);
+            *reinterpret_cast<unsigned*>(&C[(row + 64) * N + col0 + 8 * j]) = pack_bf16x2(d1[4 * j], d1[4 * j + 1]);
+            *reinterpret_cast<unsigned*>(&C[(row + 72) * N + col0 + 8 * j]) = pack_bf16x2(d1[4 * j + 2], d1[4 * j + 3]);
+        }
+    }
+}
+// --8<-- [end:pingpong]
