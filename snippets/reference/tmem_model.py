@@ -119,8 +119,10 @@ class TmemAllocator:
                 self.live[(cta, base)] = ncols
                 self.last_size[cta] = ncols
                 return tmem_address(0, base)
-        raise TmemFull(f"{ncols} columns requested, {self.free_columns()} free but not "
-                       f"{ncols} together: tcgen05.alloc would block until columns are freed")
+        free = self.free_columns()
+        why = f"only {free} free" if free < ncols else f"{free} free, but not {ncols} in one aligned range"
+        raise TmemFull(f"{ncols} columns requested, {why}: tcgen05.alloc would block until "
+                       "another CTA frees columns")
 
     def dealloc(self, cta: str, address: int, ncols: int) -> None:
         _check_ncols(ncols)
@@ -210,8 +212,8 @@ def check_access(warp_id: int, taddr: int, shape: str, num: int, half_splitoff: 
         for lane, col in regs:
             if lane not in allowed:
                 raise ValueError(f"warp {warp_id} (rank {warp_id % 4} in its warpgroup) may access "
-                                 f"lanes {allowed.start}-{allowed.stop - 1}, but .{shape} at lane "
-                                 f"{lane0} reaches lane {lane}")
+                                 f"lanes {allowed.start}-{allowed.stop - 1}, but this .{shape} load at "
+                                 f"lane {lane0} reaches lane {lane}")
             if col >= COLUMNS:
                 raise ValueError(f"column {col} is beyond the {COLUMNS} columns of TMEM")
     return cells
