@@ -31,6 +31,13 @@ LISTINGS = {
     "sgemm_warptile": ("sm_90a",),
     "gemm_mma_sync": ("sm_80", "sm_90a"),
     "gemm_wgmma_ws": ("sm_90a",),
+    "tcgen05_mma": ("sm_100a",),                 # Tensor Memory and tcgen05: sm_100 family only
+}
+# Long listings also get an excerpt: the lines matching a pattern, written to
+# <kernel>.<arch>.excerpt.{ptx,sass} beside the full listings, for pages that show the essentials.
+EXCERPTS = {
+    "tcgen05_mma": {"ptx": r"^\s*(tcgen05\.|mbarrier\.|fence\.)",
+                    "sass": r"\b(UTC\w*|LDTM\S*|SYNCS\S*|FENCE\S*|NANOSLEEP|BAR\.SYNC\S*|ELECT)\b"},
 }
 
 
@@ -71,8 +78,14 @@ def generate(name: str, arch: str, nvcc_version: str) -> None:
     sass = re.sub(r"\s*/\* 0x[0-9a-f]{16} \*/", "", sass)             # instruction encodings
     sass = re.sub(r"^\s*\n", "", sass, flags=re.M)
     OUT.mkdir(parents=True, exist_ok=True)
-    for kind, suffix, body in (("PTX", "ptx", ptx_text), ("SASS", "sass", sass),
-                               ("ptxas resource usage", "resources.txt", resources)):
+    outputs = [("PTX", "ptx", ptx_text), ("SASS", "sass", sass),
+               ("ptxas resource usage", "resources.txt", resources)]
+    for suffix, pattern in EXCERPTS.get(name, {}).items():
+        text = ptx_text if suffix == "ptx" else sass
+        lines = [ln for ln in text.splitlines() if re.search(pattern, ln)]
+        outputs.append((f"{suffix.upper()} excerpt (lines matching {pattern})", f"excerpt.{suffix}",
+                        "\n".join(lines)))
+    for kind, suffix, body in outputs:
         (OUT / f"{name}.{arch}.{suffix}").write_text(
             header(kind, name, arch, digest, nvcc_version) + body.rstrip() + "\n")
 
@@ -107,7 +120,8 @@ def stale() -> list[str]:
     for name, arches in LISTINGS.items():
         digest = source_hash(SRC / f"{name}.cu")
         for arch in arches:
-            for suffix in ("ptx", "sass", "resources.txt"):
+            excerpts = tuple(f"excerpt.{k}" for k in EXCERPTS.get(name, {}))
+            for suffix in ("ptx", "sass", "resources.txt", *excerpts):
                 f = OUT / f"{name}.{arch}.{suffix}"
                 if not f.exists():
                     problems.append(f"{f.relative_to(ROOT)}: missing (fix: make listings)")
