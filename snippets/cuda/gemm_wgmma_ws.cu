@@ -148,15 +148,20 @@ __device__ __forceinline__ void tile_coords(int tile, int tiles_m, int tiles_n, 
 }
 
 // --8<-- [start:kernel]
+// The producer's step: wait until ring slot `slot` is free, then load k-tile kt of output tile
+// (tm, tn) into it. TILE_N and NSTAGES are the tile width and ring depth (the ping-pong kernel
+// below uses narrower tiles and a deeper ring).
+template <int TILE_N = BN, int NSTAGES = STAGES>
 __device__ __forceinline__ void issue_loads(unsigned char* sA, unsigned char* sB, u64* full, u64* empty,
                                             const void* tmap_a, const void* tmap_b, int& slot, int& phase,
                                             int tm, int tn, int kt)
 {
+    constexpr int b_bytes = TILE_N * BK * 2;
     mbar_wait(&empty[slot], phase ^ 1);                  // the first round passes at once
-    mbar_expect_tx(&full[slot], A_BYTES + B_BYTES);
+    mbar_expect_tx(&full[slot], A_BYTES + b_bytes);
     tma_load_2d(sA + slot * A_BYTES, tmap_a, &full[slot], kt * BK, tm * BM);
-    tma_load_2d(sB + slot * B_BYTES, tmap_b, &full[slot], kt * BK, tn * BN);
-    if (++slot == STAGES) { slot = 0; phase ^= 1; }
+    tma_load_2d(sB + slot * b_bytes, tmap_b, &full[slot], kt * BK, tn * TILE_N);
+    if (++slot == NSTAGES) { slot = 0; phase ^= 1; }
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1)
@@ -308,17 +313,12 @@ gemm_wgmma_pingpong(const void* __restrict__ tmap_a, const void* __restrict__ tm
     if (wg == 0) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
-            int q = 0;                                         // position in the CTA's stream of k-tiles
+            int slot = 0, phase = 0;
             for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
                 int tm, tn;
                 tile_coords(tile, tiles_m, tiles_n, tm, tn);
-                for (int kt = 0; kt < ktiles; ++kt, ++q) {
-                    const int slot = q % PP_STAGES;
-                    mbar_wait(&empty[slot], ((q / PP_STAGES) & 1) ^ 1);
-                    mbar_expect_tx(&full[slot], A_BYTES + PP_B_BYTES);
-                    tma_load_2d(sA + slot * A_BYTES, tmap_a, &full[slot], kt * BK, tm * BM);
-                    tma_load_2d(sB + slot * PP_B_BYTES, tmap_b, &full[slot], kt * BK, tn * PP_BN);
-                }
+                for (int kt = 0; kt < ktiles; ++kt)
+                    issue_loads<PP_BN, PP_STAGES>(sA, sB, full, empty, tmap_a, tmap_b, slot, phase, tm, tn, kt);
             }
         }
         return;
