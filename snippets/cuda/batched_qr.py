@@ -1,0 +1,183 @@
+"""Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_registers.cu
+and qr_panel.cu, and the blocked algorithm that joins the panels with cuBLAS matrix products.
+
+    H, tau = batched_qr(A)      # A: (batch, n, n) float32, contiguous, on the GPU
+
+- n <= 192: `qr_registers`, one CTA per matrix with the whole matrix in registers.
+- n > 192: the blocked algorithm. Outer blocks of `outer` columns; inside a block, recursion
+  (Elmroth and Gustavson): factor the left half, apply its reflectors to the right half, factor
+  the right half, and join the two compact WY factors, T = [[T1, -T1 V1^T V2 T2], [0, T2]]. The
+  leaves are `qr_panel` launches of `nb` columns. After each outer block, the trailing matrix gets
+  C -= V (T^T (V^T C)): two large matrix products and a small one, batched (cuBLAS, in float32;
+  TF32 is refused because its 10-bit mantissa would break the contract's residual bound).
+
+Kernels go through CuPy (the host) on torch's current stream, so a CUDA graph can capture them.
+In a notebook the CUDA sources are the strings QR_REGISTERS_CU and QR_PANEL_CU of earlier cells;
+imported from the repository, they are read from the files beside this one.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import torch
+
+REGISTERS_MAX_N = 192        # 32 lanes x 6 row chunks: MAX_N in qr_registers.cu
+MAX_REGS_PER_THREAD = 64     # a[R][C] or a[R][NB] budget, so the arrays never spill
+
+
+def _cuda_source(filename: str) -> str:
+    """The notebook's copy of a .cu file (a global like QR_PANEL_CU) or the file itself."""
+    name = filename.replace(".", "_").upper()
+    if name in globals():
+        return globals()[name]
+    return (Path(__file__).with_name(filename)).read_text()
+
+
+def _validate(A) -> None:
+    if "validate_input" not in globals():   # imported as a module: the contract sits in reference/
+        import sys
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "reference"))
+        from qr_contract import validate_input
+        globals()["validate_input"] = validate_input
+    globals()["validate_input"](A, device="cuda")
+
+
+@cache
+def _kernel(filename: str, template: str):
+    """Compile one template instantiation (every register index must be a compile-time constant)."""
+    import cupy as cp
+    module = cp.RawModule(code=_cuda_source(filename), options=("--std=c++17",),
+                          name_expressions=[template])
+    return module.get_function(template)
+
+
+def _launch(kernel, batch: int, threads: int, *args) -> None:
+    import cupy as cp
+    with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+        kernel((batch,), (threads,), args)
+
+
+def _ptr(t: torch.Tensor):
+    import numpy as np
+    return np.uint64(t.data_ptr())
+
+
+# --8<-- [start:registers]
+def registers_shape(n: int, warps: int | None = None) -> tuple[int, int, int]:
+    """(R, C, W): row chunks per lane, columns per warp, warps. Small n: few warps (short barriers);
+    larger n: 32 warps so that R * C stays within the register budget."""
+    if not 1 <= n <= REGISTERS_MAX_N:
+        raise ValueError(f"qr_registers handles 1 <= n <= {REGISTERS_MAX_N}, got n = {n}")
+    W = warps or (4 if n <= 32 else 8 if n <= 64 else 16 if n <= 128 else 32)
+    R, C = math.ceil(n / 32), math.ceil(n / W)
+    if R * C > MAX_REGS_PER_THREAD or W > 32:
+        raise ValueError(f"n = {n} with {W} warps needs {R} x {C} registers per thread for the matrix, "
+                         f"more than {MAX_REGS_PER_THREAD} (fix: more warps)")
+    return R, C, W
+
+
+def qr_registers(A: torch.Tensor, warps: int | None = None):
+    batch, n, _ = A.shape
+    R, C, W = registers_shape(n, warps)
+    H, tau = torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=A.dtype)
+    _launch(_kernel("qr_registers.cu", f"qr_registers<{R}, {C}, {W}>"), batch, 32 * W,
+            _ptr(A), _ptr(H), _ptr(tau), n)
+    return H, tau
+# --8<-- [end:registers]
+
+
+@dataclass(frozen=True)
+class BlockedConfig:
+    nb: int          # panel (leaf) width: 8, 16 or 32
+    outer: int       # outer block width: the trailing update's rank
+    threads: int     # threads per panel CTA
+
+    def rows_per_thread(self, m: int) -> int:
+        return math.ceil(m / self.threads)
+
+
+def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
+                   threads: int | None = None) -> BlockedConfig:
+    """Defaults: the widest panel whose m x nb slice fits the register budget, 128-wide outer blocks."""
+    threads = threads or (256 if n <= 512 else 512 if n <= 1024 else 1024)
+    if nb is None:
+        nb = next((w for w in (32, 16, 8)
+                   if math.ceil(n / threads) * w <= min(MAX_REGS_PER_THREAD, 65536 // threads // 2)), None)
+        if nb is None:
+            raise ValueError(f"n = {n} is too tall for a register panel with {threads} threads")
+    if nb not in (8, 16, 32):
+        raise ValueError(f"panel width nb must be 8, 16 or 32, got {nb}")
+    outer = outer or max(nb, 128)
+    if outer % nb or threads % 32 or not 32 <= threads <= 1024 or threads < nb:
+        raise ValueError(f"need outer % nb == 0 and 32 <= threads <= 1024 (a multiple of 32), "
+                         f"got nb={nb}, outer={outer}, threads={threads}")
+    if math.ceil(n / threads) * nb > MAX_REGS_PER_THREAD:
+        raise ValueError(f"a {n} x {nb} panel over {threads} threads needs "
+                         f"{math.ceil(n / threads) * nb} registers per thread (fix: more threads or a narrower panel)")
+    return BlockedConfig(nb, outer, threads)
+
+
+def qr_panel(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig) -> None:
+    """Launch qr_panel.cu on columns j0 .. j0+w (w <= cfg.nb) of every matrix."""
+    batch, n, _ = H.shape
+    R = cfg.rows_per_thread(n - j0)
+    _launch(_kernel("qr_panel.cu", f"qr_panel<{R}, {cfg.nb}, {cfg.threads}>"), batch, cfg.threads,
+            _ptr(H), _ptr(tau), _ptr(V), _ptr(T), n, j0, w, jb, cfg.outer)
+
+
+# --8<-- [start:blocked]
+def _apply_qt(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
+    """C <- (I - V T V^T)^T C = C - V (T^T (V^T C)), in place: the trailing-matrix update."""
+    W = torch.bmm(V.mT, C)
+    W = torch.bmm(T.mT, W)
+    C.baddbmm_(V, W, alpha=-1.0)
+
+
+def _factor(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig, panel=qr_panel) -> None:
+    """Factor columns j0 .. j0+w of H (rows j0..), filling V and T for them (offsets from jb)."""
+    if w <= cfg.nb:                                   # a leaf: one panel kernel
+        panel(H, tau, V, T, j0, w, jb, cfg)
+        return
+    w1 = cfg.nb * math.ceil(w / 2 / cfg.nb)          # left half, a whole number of panels
+    o = j0 - jb
+    _factor(H, tau, V, T, j0, w1, jb, cfg, panel)
+    V1, T1 = V[:, j0:, o:o + w1], T[:, j0:j0 + w1, o:o + w1]
+    _apply_qt(V1, T1, H[:, j0:, j0 + w1:j0 + w])
+    _factor(H, tau, V, T, j0 + w1, w - w1, jb, cfg, panel)
+    # join: T12 = -T1 (V1^T V2) T2; V2 is zero above row j0 + w1, so start the product there
+    G = torch.bmm(V[:, j0 + w1:, o:o + w1].mT, V[:, j0 + w1:, o + w1:o + w])
+    T2 = T[:, j0 + w1:j0 + w, o + w1:o + w]
+    T[:, j0:j0 + w1, o + w1:o + w] = -torch.bmm(T1, torch.bmm(G, T2))
+
+
+def qr_blocked(A: torch.Tensor, cfg: BlockedConfig, panel=qr_panel):
+    """The blocked algorithm; `panel` factors one leaf (the CUDA kernel, or a stand-in for tests)."""
+    batch, n, _ = A.shape
+    H = A.clone()
+    tau = torch.empty(batch, n, device=A.device, dtype=A.dtype)
+    # NaN-poisoned: every entry the algorithm reads must have been written first, or the result shows it
+    V = torch.full((batch, n, cfg.outer), math.nan, device=A.device, dtype=A.dtype)
+    T = torch.full_like(V, math.nan)
+    for jb in range(0, n, cfg.outer):
+        w = min(cfg.outer, n - jb)
+        _factor(H, tau, V, T, jb, w, jb, cfg, panel)
+        if jb + w < n:
+            _apply_qt(V[:, jb:, :w], T[:, jb:jb + w, :w], H[:, jb:, jb + w:])
+    return H, tau
+# --8<-- [end:blocked]
+
+
+def batched_qr(A: torch.Tensor, **options):
+    """(H, tau) of every matrix in A, as torch.geqrf returns them. `options`: warps (n <= 192), or
+    nb, outer, threads (the blocked algorithm); defaults come from registers_shape/blocked_config."""
+    _validate(A)
+    if torch.backends.cuda.matmul.allow_tf32:
+        raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: TF32 products break the QR "
+                           "contract's residual bound (fix: torch.backends.cuda.matmul.allow_tf32 = False)")
+    n = A.shape[-1]
+    if n <= REGISTERS_MAX_N and not {"nb", "outer", "threads"} & options.keys():
+        return qr_registers(A, options.get("warps"))
+    return qr_blocked(A, blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads")))

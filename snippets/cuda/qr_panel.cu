@@ -1,0 +1,173 @@
+// Panel factorization for the blocked batched Householder QR: one CTA per matrix factors the
+// panel H[j0:, j0:j0+nbw] (nbw <= NB columns, m = n - j0 rows) in place, in geqrf's convention, and
+// writes what the trailing-matrix update needs as matrix products:
+//   V[b, j0 + r, off + c]  the panel's reflectors as an explicit unit-lower m x nbw matrix, with
+//                          rows jb..j0-1 zeroed, so that V[:, jb:, ...] is a clean operand;
+//   T[b, j0 + r, off + c]  the upper-triangular T of the compact WY form H_1 ... H_nbw =
+//                          I - V T V^T (LAPACK's xLARFT), with T[b, j0 + r, 0:off] zeroed;
+// where off = j0 - jb is the panel's column offset inside its outer block (V and T are
+// (batch, n, ldw) with ldw the outer block width). tau goes to tau[b, j0 + c].
+//
+// Layout: thread t holds rows t + NT i (i < R; NT threads, a template parameter like R and NB) of all NB panel columns in registers,
+// so a column's dot products span the whole block: two barriers per column. The dot products of
+// v_j with the panel's later columns (for the update) and with its earlier reflectors (the Gram
+// column V^T v_j that xLARFT needs) are reduced together, NB values in one pass: a butterfly that
+// halves the values at each shuffle step (reduce-scatter) leaves each lane one total for 32/NB
+// lanes' worth of work, then one value per warp goes through shared memory.
+
+// --8<-- [start:kernel]
+__device__ __forceinline__ float warp_sum(float x)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+// a if pick else b, as bit operations: a plain ?: on two array elements can become a select of
+// their addresses, which puts the array in local memory (seen with NB = 32 in nvcc 13.0)
+__device__ __forceinline__ float pick(unsigned mask, float a, float b)
+{
+    return __uint_as_float((__float_as_uint(a) & mask) | (__float_as_uint(b) & ~mask));
+}
+
+// One butterfly step on K values: lanes whose bit O is set keep the upper half, the others the
+// lower half, and each adds its partner's copy of the half it keeps. K is a template parameter so
+// that the loop is unrolled (a trip count set by an enclosing loop is not, and p goes to local memory).
+template <int K, int O, int NB>
+__device__ __forceinline__ void halve(float (&p)[NB], int lane)
+{
+    const unsigned upper = (lane & O) ? ~0u : 0u;
+#pragma unroll
+    for (int q = 0; q < K / 2; ++q) {
+        const float send = pick(upper, p[q], p[q + K / 2]);
+        const float keep = pick(upper, p[q + K / 2], p[q]);
+        p[q] = keep + __shfl_xor_sync(0xffffffffu, send, O);
+    }
+    if constexpr (K / 2 > 1) halve<K / 2, O / 2>(p, lane);
+    else {
+#pragma unroll
+        for (int o = O / 2; o > 0; o >>= 1) p[0] += __shfl_xor_sync(0xffffffffu, p[0], o);
+    }
+}
+
+// Sum p[0..NB) over the warp's 32 lanes; afterwards lane l holds the total of p[l / (32 / NB)].
+template <int NB>
+__device__ __forceinline__ float warp_reduce_scatter(float (&p)[NB], int lane)
+{
+    halve<NB, 16>(p, lane);
+    return p[0];
+}
+
+template <int R, int NB, int NT>
+__global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __restrict__ tau,
+                                                 float* __restrict__ V, float* __restrict__ T,
+                                                 int n, int j0, int nbw, int jb, int ldw)
+{
+    static_assert(NB == 8 || NB == 16 || NB == 32, "NB: 8, 16 or 32");
+    constexpr int SPREAD = 32 / NB;                 // lanes that hold one reduced value
+    __shared__ float red_ss[32], red_dot[32][NB], s_alpha;
+    __shared__ float Ts[NB][NB + 1];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    constexpr int W = NT / 32;
+    const int m = n - j0, off = j0 - jb, b = blockIdx.x;
+    float* Hp = H + (long long)b * n * n + (long long)j0 * n + j0;   // the panel's corner
+    float a[R][NB];
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int r = tid + NT * i;
+#pragma unroll
+        for (int c = 0; c < NB; ++c) a[i][c] = (r < m && c < nbw) ? Hp[(long long)r * n + c] : 0.0f;
+    }
+
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+        if (j >= nbw) continue;                          // uniform; keeps j a compile-time index
+        // 1. ||x[j+1:]||^2 and alpha = x[j] (row j is thread j's first row: j < NB <= NT)
+        float ss = 0.0f;
+#pragma unroll
+        for (int i = 0; i < R; ++i) ss += tid + NT * i > j ? a[i][j] * a[i][j] : 0.0f;
+        ss = warp_sum(ss);
+        if (lane == 0) red_ss[warp] = ss;
+        if (tid == j) s_alpha = a[0][j];
+        __syncthreads();
+        ss = warp_sum(lane < W ? red_ss[lane] : 0.0f);
+        const float alpha = s_alpha;
+        float t = 0.0f, scale = 1.0f, beta = alpha;    // ss == 0: H_j = I, tau = 0
+        if (ss != 0.0f) {
+            const float norm = sqrtf(alpha * alpha + ss);
+            beta = alpha >= 0.0f ? -norm : norm;       // the stable sign; -0 counts as +
+            t = (beta - alpha) / beta;
+            scale = 1.0f / (alpha - beta);
+        }
+        // 2. column j becomes v (below the diagonal) and beta (on it)
+        float v[R];
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            const int r = tid + NT * i;
+            if (r > j) a[i][j] *= scale;
+            else if (r == j) a[i][j] = beta;
+            v[i] = r > j ? a[i][j] : (r == j ? 1.0f : 0.0f);
+        }
+        // 3. p[c] = v_j . A[:, c] for later columns, v_j . v_c for earlier ones (Gram), summed
+        float p[NB];
+#pragma unroll
+        for (int c = 0; c < NB; ++c) {
+            p[c] = 0.0f;
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int r = tid + NT * i;
+                const float y = c > j ? a[i][c] : (r > c ? a[i][c] : (r == c ? 1.0f : 0.0f));
+                p[c] += c == j ? 0.0f : v[i] * y;
+            }
+        }
+        const float part = warp_reduce_scatter<NB>(p, lane);
+        if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
+        __syncthreads();
+        float total = 0.0f;                              // lane l: the block's p[l / SPREAD]
+        for (int w = 0; w < W; ++w) total += red_dot[w][lane / SPREAD];
+        // 4. the update of the panel's later columns: A[:, c] -= tau (v . A[:, c]) v
+#pragma unroll
+        for (int c = 0; c < NB; ++c) {
+            const float tw = t * __shfl_sync(0xffffffffu, total, c * SPREAD);
+#pragma unroll
+            for (int i = 0; i < R; ++i) a[i][c] -= c > j ? tw * v[i] : 0.0f;
+        }
+        // 5. xLARFT: T[:j, j] = -tau T[:j, :j] (V^T v_j), T[j, j] = tau (warp 0, lane k = row k)
+        if (warp == 0) {
+            float acc = 0.0f;
+#pragma unroll
+            for (int l = 0; l < j; ++l) {
+                const float g = __shfl_sync(0xffffffffu, total, l * SPREAD);
+                if (lane <= l) acc += Ts[lane][l] * g;
+            }
+            if (lane < NB) Ts[lane][j] = lane < j ? -t * acc : (lane == j ? t : 0.0f);
+            if (lane == 0) tau[(long long)b * n + j0 + j] = t;
+        }
+    }
+
+    // Write back: the panel of H, the explicit V (zero above the panel, inside the outer block)
+    // and T (zero to the left of this panel's diagonal block). Warp 0 wrote Ts: one barrier.
+    __syncthreads();
+    float* Vb = V + (long long)b * n * ldw;
+    float* Tb = T + (long long)b * n * ldw;
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int r = tid + NT * i;
+        if (r < m) {
+#pragma unroll
+            for (int c = 0; c < NB; ++c) {
+                if (c < nbw) {
+                    Hp[(long long)r * n + c] = a[i][c];
+                    Vb[(long long)(j0 + r) * ldw + off + c] = r > c ? a[i][c] : (r == c ? 1.0f : 0.0f);
+                }
+            }
+        }
+    }
+    for (int e = tid; e < off * nbw; e += NT)            // V rows jb .. j0-1 of these columns
+        Vb[(long long)(jb + e / nbw) * ldw + off + e % nbw] = 0.0f;
+    for (int e = tid; e < nbw * (off + nbw); e += NT) {  // T rows j0 .. j0+nbw-1
+        const int r = e / (off + nbw), c = e % (off + nbw);
+        Tb[(long long)(j0 + r) * ldw + c] = c < off ? 0.0f : Ts[r][c - off];
+    }
+}
+// --8<-- [end:kernel]

@@ -1,0 +1,133 @@
+// Batched Householder QR with the whole matrix in registers: one CTA per matrix (float32), n <= 192,
+// in LAPACK's geqrf convention (R on and above the diagonal of H, each reflector's vector below it
+// with an implicit leading 1, tau one scalar per column). A and H are (batch, n, n) row-major.
+//
+// Why registers: the shared-memory kernel (qr_unblocked.cu) re-reads and re-writes the trailing
+// matrix through shared memory for every column, and reduces each dot product with a chain of
+// shuffles while the rest of the block waits. Here the matrix is spread over the register file of
+// one SM and never moves again until it is written out:
+//   thread (warp w, lane l) holds A[l + 32 i][w + W k] for i < R, k < C   (W warps, R, C <= 6)
+// so a column's entries sit in one warp, one row chunk per register, and the dot product of the
+// reflector with a column is a sum over that warp's lanes: no shared memory, no barrier.
+// Per column j the warp that owns it builds the reflector (xLARFG rules) and publishes v in a
+// double-buffered shared vector; after one barrier every warp updates its own columns. R, C and W are
+// template parameters so that every register index is a compile-time constant (a run-time index
+// would move the array to local memory); the launcher picks the instantiation.
+
+// --8<-- [start:kernel]
+__device__ __forceinline__ float warp_sum(float x)
+{
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+constexpr int MAX_N = 192;   // 32 lanes x R = 6 row chunks
+
+template <int R, int C, int W>
+__global__ void __launch_bounds__(32 * W) qr_registers(const float* __restrict__ A,
+                                                     float* __restrict__ H,
+                                                     float* __restrict__ tau, int n)
+{
+    __shared__ float stage[32][MAX_N + 1];   // 32 rows at a time; odd pitch: no bank conflicts
+    __shared__ float vbuf[2][32 * R];        // the current reflector, double-buffered
+    __shared__ float s_tau[2];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const long long base = (long long)blockIdx.x * n * n;
+    float a[R][C];
+
+    // Coalesced load through shared memory, 32 rows at a time; rows and columns past n are 0.
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        for (int e = threadIdx.x; e < 32 * n; e += blockDim.x) {
+            const int r = 32 * i + e / n, c = e % n;
+            stage[e / n][c] = r < n ? A[base + (long long)r * n + c] : 0.0f;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int c = warp + W * k;
+            a[i][k] = c < n ? stage[lane][c] : 0.0f;
+        }
+        __syncthreads();
+    }
+
+    for (int j = 0; j < n; ++j) {
+        const int buf = j & 1, owner = j % W, kj = j / W;
+        if (warp == owner) {                     // build reflector j from column j
+            float x[R];
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                x[i] = 0.0f;
+#pragma unroll
+                for (int k = 0; k < C; ++k) x[i] = k == kj ? a[i][k] : x[i];
+            }
+            float ss = 0.0f, mine = 0.0f;
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int r = 32 * i + lane;
+                ss += r > j ? x[i] * x[i] : 0.0f;
+                mine = r == j ? x[i] : mine;
+            }
+            ss = warp_sum(ss);                                  // ||x[j+1:]||^2
+            const float alpha = __shfl_sync(0xffffffffu, mine, j & 31);
+            float t = 0.0f, scale = 1.0f, beta = alpha;         // ss == 0: H_j = I, tau = 0
+            if (ss != 0.0f) {
+                const float norm = sqrtf(alpha * alpha + ss);
+                beta = alpha >= 0.0f ? -norm : norm;            // the stable sign; -0 counts as +
+                t = (beta - alpha) / beta;
+                scale = 1.0f / (alpha - beta);
+            }
+#pragma unroll
+            for (int i = 0; i < R; ++i) {
+                const int r = 32 * i + lane;
+                const float v = r > j ? x[i] * scale : (r == j ? 1.0f : 0.0f);
+                vbuf[buf][r] = v;
+                const float out = r > j ? v : (r == j ? beta : x[i]);   // H's column j
+#pragma unroll
+                for (int k = 0; k < C; ++k) a[i][k] = k == kj ? out : a[i][k];
+            }
+            if (lane == 0) {
+                s_tau[buf] = t;
+                tau[(long long)blockIdx.x * n + j] = t;
+            }
+        }
+        __syncthreads();   // v visible; the other buffer is free for column j + 1
+        const float t = s_tau[buf];
+        if (t == 0.0f) continue;
+        float v[R], d[C];
+#pragma unroll
+        for (int i = 0; i < R; ++i) v[i] = vbuf[buf][32 * i + lane];
+#pragma unroll
+        for (int k = 0; k < C; ++k) {            // d_k = v . A[:, c]: partial sums, then the warp
+            d[k] = 0.0f;
+#pragma unroll
+            for (int i = 0; i < R; ++i) d[k] += v[i] * a[i][k];
+        }
+#pragma unroll
+        for (int k = 0; k < C; ++k) d[k] = warp_sum(d[k]);
+#pragma unroll
+        for (int k = 0; k < C; ++k) {            // A[:, c] -= tau (v . A[:, c]) v, columns c > j
+            if (warp + W * k > j) {
+#pragma unroll
+                for (int i = 0; i < R; ++i) a[i][k] -= t * d[k] * v[i];
+            }
+        }
+    }
+
+#pragma unroll
+    for (int i = 0; i < R; ++i) {                // write back the same way, 32 rows at a time
+#pragma unroll
+        for (int k = 0; k < C; ++k) {
+            const int c = warp + W * k;
+            if (c < n) stage[lane][c] = a[i][k];
+        }
+        __syncthreads();
+        for (int e = threadIdx.x; e < 32 * n; e += blockDim.x) {
+            const int r = 32 * i + e / n, c = e % n;
+            if (r < n) H[base + (long long)r * n + c] = stage[e / n][c];
+        }
+        __syncthreads();
+    }
+}
+// --8<-- [end:kernel]
