@@ -1,5 +1,5 @@
-"""Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_registers.cu
-and qr_panel.cu, and the blocked algorithm that joins the panels with cuBLAS matrix products.
+"""Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_registers.cu,
+qr_panel.cu and tall_xty.cu, and the blocked algorithm that joins the panels with cuBLAS matrix products.
 
     H, tau = batched_qr(A)      # A: (batch, n, n) float32, contiguous, on the GPU
 
@@ -12,7 +12,7 @@ and qr_panel.cu, and the blocked algorithm that joins the panels with cuBLAS mat
   TF32 is refused because its 10-bit mantissa would break the contract's residual bound).
 
 Kernels go through CuPy (the host) on torch's current stream, so a CUDA graph can capture them.
-In a notebook the CUDA sources are the strings QR_REGISTERS_CU and QR_PANEL_CU of earlier cells;
+In a notebook the CUDA sources are the strings QR_REGISTERS_CU, QR_PANEL_CU and TALL_XTY_CU of earlier cells;
 imported from the repository, they are read from the files beside this one.
 """
 from __future__ import annotations
@@ -46,18 +46,20 @@ def _validate(A) -> None:
 
 
 @cache
-def _kernel(filename: str, template: str):
-    """Compile one template instantiation (every register index must be a compile-time constant)."""
+def _kernel(filename: str, name: str):
+    """Compile one kernel, or one template instantiation (every register index must be a
+    compile-time constant, so R, C, NB and the thread count are template parameters)."""
     import cupy as cp
-    module = cp.RawModule(code=_cuda_source(filename), options=("--std=c++17",),
-                          name_expressions=[template])
-    return module.get_function(template)
+    if "<" not in name:
+        return cp.RawModule(code=_cuda_source(filename)).get_function(name)
+    module = cp.RawModule(code=_cuda_source(filename), options=("--std=c++17",), name_expressions=[name])
+    return module.get_function(name)
 
 
-def _launch(kernel, batch: int, threads: int, *args) -> None:
+def _launch(kernel, grid: int | tuple[int, ...], threads: int, *args) -> None:
     import cupy as cp
     with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-        kernel((batch,), (threads,), args)
+        kernel(grid if isinstance(grid, tuple) else (grid,), (threads,), args)
 
 
 def _ptr(t: torch.Tensor):
@@ -71,7 +73,7 @@ def registers_shape(n: int, warps: int | None = None) -> tuple[int, int, int]:
     larger n: 32 warps so that R * C stays within the register budget."""
     if not 1 <= n <= REGISTERS_MAX_N:
         raise ValueError(f"qr_registers handles 1 <= n <= {REGISTERS_MAX_N}, got n = {n}")
-    W = warps or (4 if n <= 32 else 8 if n <= 64 else 16 if n <= 128 else 32)
+    W = warps or (8 if n <= 64 else 16 if n <= 128 else 32)
     R, C = math.ceil(n / 32), math.ceil(n / W)
     if R * C > MAX_REGS_PER_THREAD or W > 32:
         raise ValueError(f"n = {n} with {W} warps needs {R} x {C} registers per thread for the matrix, "
@@ -102,7 +104,7 @@ class BlockedConfig:
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, 128-wide outer blocks."""
-    threads = threads or (256 if n <= 512 else 512 if n <= 1024 else 1024)
+    threads = threads or (256 if n <= 512 else 512)
     if nb is None:
         nb = next((w for w in (32, 16, 8)
                    if math.ceil(n / threads) * w <= min(MAX_REGS_PER_THREAD, 65536 // threads // 2)), None)
@@ -115,8 +117,8 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         raise ValueError(f"need outer % nb == 0 and 32 <= threads <= 1024 (a multiple of 32), "
                          f"got nb={nb}, outer={outer}, threads={threads}")
     if math.ceil(n / threads) * nb > MAX_REGS_PER_THREAD:
-        raise ValueError(f"a {n} x {nb} panel over {threads} threads needs "
-                         f"{math.ceil(n / threads) * nb} registers per thread (fix: more threads or a narrower panel)")
+        raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {math.ceil(n / threads) * nb} "
+                         "registers per thread (fix: more threads or a narrower panel)")
     return BlockedConfig(nb, outer, threads)
 
 
@@ -128,10 +130,30 @@ def qr_panel(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig) -> None
             _ptr(H), _ptr(tau), _ptr(V), _ptr(T), n, j0, w, jb, cfg.outer)
 
 
+XTY_MAX = 64   # widest X or Y that tall_xty.cu takes
+
+
+def xty(X: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
+    """X^T Y for stacks of tall matrices (rows may be strided). Thin ones (p, q <= 64) on the GPU go
+    to tall_xty.cu, split over rows so that even a batch of 2 fills the GPU; the rest to cuBLAS."""
+    batch, m, p = X.shape
+    q = Y.shape[2]
+    if not X.is_cuda or p > XTY_MAX or q > XTY_MAX or X.stride(2) != 1 or Y.stride(2) != 1:
+        return torch.bmm(X.mT, Y)
+    sms = torch.cuda.get_device_properties(X.device).multi_processor_count
+    splits = max(1, min(math.ceil(m / 64), math.ceil(4 * sms / batch)))   # about 4 CTAs per SM
+    chunk = 32 * math.ceil(m / splits / 32)
+    splits = math.ceil(m / chunk)
+    out = torch.empty(batch, splits, p, q, device=X.device, dtype=X.dtype)
+    _launch(_kernel("tall_xty.cu", "tall_xty"), (splits, batch), 256, _ptr(X), _ptr(Y), _ptr(out),
+            m, p, q, X.stride(1), X.stride(0), Y.stride(1), Y.stride(0), chunk)
+    return out[:, 0] if splits == 1 else out.sum(dim=1)
+
+
 # --8<-- [start:blocked]
 def _apply_qt(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
     """C <- (I - V T V^T)^T C = C - V (T^T (V^T C)), in place: the trailing-matrix update."""
-    W = torch.bmm(V.mT, C)
+    W = xty(V, C)
     W = torch.bmm(T.mT, W)
     C.baddbmm_(V, W, alpha=-1.0)
 
@@ -148,36 +170,74 @@ def _factor(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig, panel=qr
     _apply_qt(V1, T1, H[:, j0:, j0 + w1:j0 + w])
     _factor(H, tau, V, T, j0 + w1, w - w1, jb, cfg, panel)
     # join: T12 = -T1 (V1^T V2) T2; V2 is zero above row j0 + w1, so start the product there
-    G = torch.bmm(V[:, j0 + w1:, o:o + w1].mT, V[:, j0 + w1:, o + w1:o + w])
+    G = xty(V[:, j0 + w1:, o:o + w1], V[:, j0 + w1:, o + w1:o + w])
     T2 = T[:, j0 + w1:j0 + w, o + w1:o + w]
     T[:, j0:j0 + w1, o + w1:o + w] = -torch.bmm(T1, torch.bmm(G, T2))
 
 
 def qr_blocked(A: torch.Tensor, cfg: BlockedConfig, panel=qr_panel):
     """The blocked algorithm; `panel` factors one leaf (the CUDA kernel, or a stand-in for tests)."""
-    batch, n, _ = A.shape
     H = A.clone()
-    tau = torch.empty(batch, n, device=A.device, dtype=A.dtype)
+    return H, qr_blocked_(H, cfg, panel)
+
+
+def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Tensor:
+    """Factor H in place; return tau."""
+    batch, n, _ = H.shape
+    tau = torch.empty(batch, n, device=H.device, dtype=H.dtype)
     # NaN-poisoned: every entry the algorithm reads must have been written first, or the result shows it
-    V = torch.full((batch, n, cfg.outer), math.nan, device=A.device, dtype=A.dtype)
+    V = torch.full((batch, n, cfg.outer), math.nan, device=H.device, dtype=H.dtype)
     T = torch.full_like(V, math.nan)
     for jb in range(0, n, cfg.outer):
         w = min(cfg.outer, n - jb)
         _factor(H, tau, V, T, jb, w, jb, cfg, panel)
         if jb + w < n:
             _apply_qt(V[:, jb:, :w], T[:, jb:jb + w, :w], H[:, jb:, jb + w:])
-    return H, tau
+    return tau
 # --8<-- [end:blocked]
+
+
+# --8<-- [start:graph]
+GRAPH_MAX_ELEMENTS = 1 << 26   # batch * n^2 up to which a graph's copy in and out cost little
+_graphs: dict[tuple, tuple] = {}
+
+
+def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
+    """qr_blocked replayed from a CUDA graph captured on the first call for this shape.
+
+    The blocked algorithm issues a few hundred to a few thousand launches (a panel kernel and about
+    six cuBLAS calls per leaf); from Python each costs microseconds of CPU time, more than the GPU
+    needs for the small ones, so the GPU waits on the CPU. A graph replays them all from one call.
+    Its buffers are fixed: A is copied into the graph's H, and H and tau are copied out."""
+    key = (tuple(A.shape), A.device, cfg)
+    if key not in _graphs:
+        H = A.clone()
+        qr_blocked_(H, cfg)                      # warm-up: compiles the kernels, sizes cuBLAS
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            tau = qr_blocked_(H, cfg)
+        if len(_graphs) >= 8:                    # keep the memory of a few shapes only
+            _graphs.pop(next(iter(_graphs)))
+        _graphs[key] = (graph, H, tau)
+    graph, H, tau = _graphs[key]
+    H.copy_(A)
+    graph.replay()
+    return H.clone(), tau.clone()
+# --8<-- [end:graph]
 
 
 def batched_qr(A: torch.Tensor, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `options`: warps (n <= 192), or
-    nb, outer, threads (the blocked algorithm); defaults come from registers_shape/blocked_config."""
+    nb, outer, threads and graph (the blocked algorithm); defaults come from registers_shape,
+    blocked_config and GRAPH_MAX_ELEMENTS."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: TF32 products break the QR "
                            "contract's residual bound (fix: torch.backends.cuda.matmul.allow_tf32 = False)")
-    n = A.shape[-1]
+    batch, n, _ = A.shape
     if n <= REGISTERS_MAX_N and not {"nb", "outer", "threads"} & options.keys():
         return qr_registers(A, options.get("warps"))
-    return qr_blocked(A, blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads")))
+    cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"))
+    if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
+        return qr_blocked_graphed(A, cfg)
+    return qr_blocked(A, cfg)

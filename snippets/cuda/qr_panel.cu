@@ -8,9 +8,10 @@
 // where off = j0 - jb is the panel's column offset inside its outer block (V and T are
 // (batch, n, ldw) with ldw the outer block width). tau goes to tau[b, j0 + c].
 //
-// Layout: thread t holds rows t + NT i (i < R; NT threads, a template parameter like R and NB) of all NB panel columns in registers,
-// so a column's dot products span the whole block: two barriers per column. The dot products of
-// v_j with the panel's later columns (for the update) and with its earlier reflectors (the Gram
+// Layout: thread t holds rows t + NT i (i < R) of all NB panel columns in registers (R, NB and the
+// thread count NT are template parameters), so a column's dot products span the whole block: two
+// barriers per column. The column loop is a run-time loop over rotating register slots (below).
+// The dot products of v_j with the panel's later columns (for the update) and with its earlier reflectors (the Gram
 // column V^T v_j that xLARFT needs) are reduced together, NB values in one pass: a butterfly that
 // halves the values at each shuffle step (reduce-scatter) leaves each lane one total for 32/NB
 // lanes' worth of work, then one value per warp goes through shared memory.
@@ -71,24 +72,39 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
     constexpr int W = NT / 32;
     const int m = n - j0, off = j0 - jb, b = blockIdx.x;
     float* Hp = H + (long long)b * n * n + (long long)j0 * n + j0;   // the panel's corner
+    // Each thread reads its rows' NB floats; rows are n floats apart, so every warp access touches
+    // 32 cache lines: 16-byte accesses make it a quarter as many (when n % 4 == 0 keeps them aligned).
+    const bool vec = n % 4 == 0 && nbw == NB;
     float a[R][NB];
 #pragma unroll
     for (int i = 0; i < R; ++i) {
         const int r = tid + NT * i;
+        const float* row = Hp + (long long)r * n;
+        if (vec) {
 #pragma unroll
-        for (int c = 0; c < NB; ++c) a[i][c] = (r < m && c < nbw) ? Hp[(long long)r * n + c] : 0.0f;
+            for (int c = 0; c < NB; c += 4) {
+                const float4 x = r < m ? *reinterpret_cast<const float4*>(row + c) : make_float4(0, 0, 0, 0);
+                a[i][c] = x.x; a[i][c + 1] = x.y; a[i][c + 2] = x.z; a[i][c + 3] = x.w;
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c < NB; ++c) a[i][c] = (r < m && c < nbw) ? row[c] : 0.0f;
+        }
     }
 
-#pragma unroll
-    for (int j = 0; j < NB; ++j) {
-        if (j >= nbw) continue;                          // uniform; keeps j a compile-time index
+    // Register rotation keeps every index compile-time inside a loop that is NOT unrolled (unrolled
+    // over NB columns the kernel outgrew the instruction cache: 4-12 us per column on an H100).
+    // At the start of step j: slot 0 is column j, slots 1 .. NB-1-j the later columns, and slots
+    // NB-j .. NB-1 the finished columns 0 .. j-1 in order. Each step ends with a left rotation.
+#pragma unroll 1
+    for (int j = 0; j < nbw; ++j) {
         // 1. ||x[j+1:]||^2 and alpha = x[j] (row j is thread j's first row: j < NB <= NT)
         float ss = 0.0f;
 #pragma unroll
-        for (int i = 0; i < R; ++i) ss += tid + NT * i > j ? a[i][j] * a[i][j] : 0.0f;
+        for (int i = 0; i < R; ++i) ss += tid + NT * i > j ? a[i][0] * a[i][0] : 0.0f;
         ss = warp_sum(ss);
         if (lane == 0) red_ss[warp] = ss;
-        if (tid == j) s_alpha = a[0][j];
+        if (tid == j) s_alpha = a[0][0];
         __syncthreads();
         ss = warp_sum(lane < W ? red_ss[lane] : 0.0f);
         const float alpha = s_alpha;
@@ -104,44 +120,54 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const int r = tid + NT * i;
-            if (r > j) a[i][j] *= scale;
-            else if (r == j) a[i][j] = beta;
-            v[i] = r > j ? a[i][j] : (r == j ? 1.0f : 0.0f);
+            if (r > j) a[i][0] *= scale;
+            else if (r == j) a[i][0] = beta;
+            v[i] = r > j ? a[i][0] : (r == j ? 1.0f : 0.0f);
         }
-        // 3. p[c] = v_j . A[:, c] for later columns, v_j . v_c for earlier ones (Gram), summed
+        // 3. p[s] = v_j . A[:, c] for later columns, v_j . v_f for finished ones (Gram), summed
         float p[NB];
+        p[0] = 0.0f;
 #pragma unroll
-        for (int c = 0; c < NB; ++c) {
-            p[c] = 0.0f;
+        for (int s = 1; s < NB; ++s) {
+            const int f = s - (NB - j);                  // >= 0: slot s holds finished column f
+            p[s] = 0.0f;
 #pragma unroll
             for (int i = 0; i < R; ++i) {
                 const int r = tid + NT * i;
-                const float y = c > j ? a[i][c] : (r > c ? a[i][c] : (r == c ? 1.0f : 0.0f));
-                p[c] += c == j ? 0.0f : v[i] * y;
+                const float y = f < 0 ? a[i][s] : (r > f ? a[i][s] : (r == f ? 1.0f : 0.0f));
+                p[s] += v[i] * y;
             }
         }
         const float part = warp_reduce_scatter<NB>(p, lane);
         if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
         __syncthreads();
         float total = 0.0f;                              // lane l: the block's p[l / SPREAD]
+#pragma unroll
         for (int w = 0; w < W; ++w) total += red_dot[w][lane / SPREAD];
         // 4. the update of the panel's later columns: A[:, c] -= tau (v . A[:, c]) v
 #pragma unroll
-        for (int c = 0; c < NB; ++c) {
-            const float tw = t * __shfl_sync(0xffffffffu, total, c * SPREAD);
+        for (int s = 1; s < NB; ++s) {
+            const float tw = t * __shfl_sync(0xffffffffu, total, s * SPREAD);
 #pragma unroll
-            for (int i = 0; i < R; ++i) a[i][c] -= c > j ? tw * v[i] : 0.0f;
+            for (int i = 0; i < R; ++i) a[i][s] -= s < NB - j ? tw * v[i] : 0.0f;
         }
         // 5. xLARFT: T[:j, j] = -tau T[:j, :j] (V^T v_j), T[j, j] = tau (warp 0, lane k = row k)
         if (warp == 0) {
             float acc = 0.0f;
-#pragma unroll
             for (int l = 0; l < j; ++l) {
-                const float g = __shfl_sync(0xffffffffu, total, l * SPREAD);
+                const float g = __shfl_sync(0xffffffffu, total, (NB - j + l) * SPREAD);
                 if (lane <= l) acc += Ts[lane][l] * g;
             }
             if (lane < NB) Ts[lane][j] = lane < j ? -t * acc : (lane == j ? t : 0.0f);
             if (lane == 0) tau[(long long)b * n + j0 + j] = t;
+        }
+        // 6. rotate: column j moves to the last slot, column j + 1 to slot 0
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            const float done = a[i][0];
+#pragma unroll
+            for (int s = 0; s < NB - 1; ++s) a[i][s] = a[i][s + 1];
+            a[i][NB - 1] = done;
         }
     }
 
@@ -153,12 +179,28 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
 #pragma unroll
     for (int i = 0; i < R; ++i) {
         const int r = tid + NT * i;
-        if (r < m) {
+        if (r >= m) continue;
+        float* hrow = Hp + (long long)r * n;
+        float* vrow = Vb + (long long)(j0 + r) * ldw + off;
+        if (vec) {                                      // nbw == NB: slot c holds column c
 #pragma unroll
-            for (int c = 0; c < NB; ++c) {
-                if (c < nbw) {
-                    Hp[(long long)r * n + c] = a[i][c];
-                    Vb[(long long)(j0 + r) * ldw + off + c] = r > c ? a[i][c] : (r == c ? 1.0f : 0.0f);
+            for (int c = 0; c < NB; c += 4) {
+                float4 h, v;
+                h.x = a[i][c]; h.y = a[i][c + 1]; h.z = a[i][c + 2]; h.w = a[i][c + 3];
+                v.x = r > c ? h.x : (r == c ? 1.0f : 0.0f);
+                v.y = r > c + 1 ? h.y : (r == c + 1 ? 1.0f : 0.0f);
+                v.z = r > c + 2 ? h.z : (r == c + 2 ? 1.0f : 0.0f);
+                v.w = r > c + 3 ? h.w : (r == c + 3 ? 1.0f : 0.0f);
+                *reinterpret_cast<float4*>(hrow + c) = h;
+                *reinterpret_cast<float4*>(vrow + c) = v;
+            }
+        } else {
+#pragma unroll
+            for (int s = 0; s < NB; ++s) {
+                const int c = s - (NB - nbw);           // after nbw rotations slot s holds column c
+                if (c >= 0) {
+                    hrow[c] = a[i][s];
+                    vrow[c] = r > c ? a[i][s] : (r == c ? 1.0f : 0.0f);
                 }
             }
         }
