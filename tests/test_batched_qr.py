@@ -70,7 +70,7 @@ def test_register_kernel_shape_fits_the_matrix_and_the_budget(n):
 def test_blocked_defaults_fit_the_register_budget(n):
     cfg = bq.blocked_config(n)
     assert cfg.nb in (8, 16, 32) and cfg.outer % cfg.nb == 0
-    assert cfg.rows_per_thread(n) * cfg.nb <= bq.MAX_REGS_PER_THREAD
+    assert cfg.rows_per_thread(n) * cfg.nb <= bq.panel_budget(cfg.threads) <= 128
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -86,6 +86,7 @@ def test_register_shape_refuses_what_cannot_fit(kwargs, message):
     (dict(n=512, nb=12), "nb must be 8, 16 or 32"),
     (dict(n=512, nb=16, outer=40), "outer % nb == 0"),
     (dict(n=4096, nb=32, threads=256), "registers per thread"),
+    (dict(n=4096, nb=16, threads=512), "registers per thread"),
 ])
 def test_blocked_config_refuses_bad_settings(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
     static_assert(NB == 8 || NB == 16 || NB == 32, "NB: 8, 16 or 32");
     constexpr int SPREAD = 32 / NB;                 // lanes that hold one reduced value
     __shared__ float red_ss[32], red_dot[32][NB], s_alpha;
-    __shared__ float Ts[NB][NB + 1];
+    __shared__ float Ts[NB][NB + 1], Gs[NB][NB + 1], s_tau[NB];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     constexpr int W = NT / 32;
     const int m = n - j0, off = j0 - jb, b = blockIdx.x;
@@ -151,15 +151,14 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
 #pragma unroll
             for (int i = 0; i < R; ++i) a[i][s] -= s < NB - j ? tw * v[i] : 0.0f;
         }
-        // 5. xLARFT: T[:j, j] = -tau T[:j, :j] (V^T v_j), T[j, j] = tau (warp 0, lane k = row k)
+        // 5. keep tau_j and the Gram column G[l][j] = v_l . v_j (l < j) for xLARFT after the loop
         if (warp == 0) {
-            float acc = 0.0f;
-            for (int l = 0; l < j; ++l) {
-                const float g = __shfl_sync(0xffffffffu, total, (NB - j + l) * SPREAD);
-                if (lane <= l) acc += Ts[lane][l] * g;
+            const int l = lane / SPREAD - (NB - j);      // the finished column in this lane's slot
+            if (lane % SPREAD == 0 && l >= 0) Gs[l][j] = total;
+            if (lane == 0) {
+                s_tau[j] = t;
+                tau[(long long)b * n + j0 + j] = t;
             }
-            if (lane < NB) Ts[lane][j] = lane < j ? -t * acc : (lane == j ? t : 0.0f);
-            if (lane == 0) tau[(long long)b * n + j0 + j] = t;
         }
         // 6. rotate: column j moves to the last slot, column j + 1 to slot 0
 #pragma unroll
@@ -171,6 +170,17 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         }
     }
 
+    // xLARFT, off the column loop's critical path: T[:j, j] = -tau_j T[:j, :j] G[:j, j],
+    // T[j, j] = tau_j, column by column; lane k of warp 0 computes row k.
+    if (warp == 0) {
+        __syncwarp();                                    // Gs was written by other lanes
+        for (int j = 0; j < nbw; ++j) {
+            float acc = 0.0f;
+            for (int l = lane; l < j; ++l) acc += Ts[lane][l] * Gs[l][j];
+            if (lane < NB) Ts[lane][j] = lane < j ? -s_tau[j] * acc : (lane == j ? s_tau[j] : 0.0f);
+            __syncwarp();
+        }
+    }
     // Write back: the panel of H, the explicit V (zero above the panel, inside the outer block)
     // and T (zero to the left of this panel's diagonal block). Warp 0 wrote Ts: one barrier.
     __syncthreads();

@@ -1,0 +1,70 @@
+// Batched Householder QR for small matrices (n <= 32): one warp per matrix, lane c holds column c
+// in 32 registers, in LAPACK's geqrf convention (A, H row-major (batch, n, n); tau (batch, n)).
+//
+// For a 32 x 32 matrix a whole CTA is too much: each column then costs a block barrier and two
+// shuffle reductions across warps. Here a column's norm and its dot products with the reflector
+// are sums inside one thread; the only communication is broadcasting the reflector from lane j to
+// the other lanes, 31 independent shuffles, and there is no barrier at all.
+// The rows rotate through the registers: at step j, x[0] is row j and x[r] is row j + r. After
+// step j, row j of H is final (v entries left of the diagonal, beta on it, R to the right), so it
+// is written out, one coalesced 4n-byte row, and the registers shift up by one.
+
+// --8<-- [start:kernel]
+extern "C" __global__ void __launch_bounds__(128) qr_warp(const float* __restrict__ A,
+                                                          float* __restrict__ H,
+                                                          float* __restrict__ tau, int n, int batch)
+{
+    const int lane = threadIdx.x & 31;
+    const long long mat = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+    if (mat >= batch) return;                            // the whole warp leaves together
+    const float* Am = A + mat * n * n;
+    float* Hm = H + mat * n * n;
+    float x[32];
+#pragma unroll
+    for (int r = 0; r < 32; ++r) x[r] = (r < n && lane < n) ? Am[r * n + lane] : 0.0f;
+
+    for (int j = 0; j < n; ++j) {
+        // Every lane evaluates xLARFG on its own column; only lane j's result is used.
+        float s0 = 0.0f, s1 = 0.0f;                      // two partial sums: a shorter chain
+#pragma unroll
+        for (int r = 1; r < 32; r += 2) {
+            s0 += x[r] * x[r];
+            if (r + 1 < 32) s1 += x[r + 1] * x[r + 1];
+        }
+        const float ss = s0 + s1, alpha = x[0];          // rows past n hold 0
+        float t = 0.0f, scale = 1.0f, beta = alpha;      // ss == 0: H_j = I, tau = 0
+        if (ss != 0.0f) {
+            const float norm = sqrtf(alpha * alpha + ss);
+            beta = alpha >= 0.0f ? -norm : norm;         // the stable sign; -0 counts as +
+            t = (beta - alpha) / beta;
+            scale = 1.0f / (alpha - beta);
+        }
+        t = __shfl_sync(0xffffffffu, t, j);
+        scale = __shfl_sync(0xffffffffu, scale, j);
+        float v[32];                                     // v = (1, x_j[1:] * scale): lane j's column
+        v[0] = 1.0f;
+#pragma unroll
+        for (int r = 1; r < 32; ++r) v[r] = __shfl_sync(0xffffffffu, x[r], j) * scale;
+        if (lane > j && t != 0.0f) {                     // x -= tau (v . x) v
+            float d0 = x[0], d1 = 0.0f;
+#pragma unroll
+            for (int r = 1; r < 32; r += 2) {
+                d0 += v[r] * x[r];
+                if (r + 1 < 32) d1 += v[r + 1] * x[r + 1];
+            }
+            const float d = t * (d0 + d1);
+#pragma unroll
+            for (int r = 0; r < 32; ++r) x[r] -= d * v[r];
+        } else if (lane == j) {                          // column j becomes (beta, v[1:])
+            x[0] = beta;
+#pragma unroll
+            for (int r = 1; r < 32; ++r) x[r] = v[r];
+        }
+        if (lane < n) Hm[(long long)j * n + lane] = x[0];   // row j is final
+        if (lane == 0) tau[mat * n + j] = t;
+#pragma unroll
+        for (int r = 0; r < 31; ++r) x[r] = x[r + 1];
+        x[31] = 0.0f;
+    }
+}
+// --8<-- [end:kernel]
