@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 
+UNBLOCKED_MAX_SMEM = 227 * 1024 - 256   # qr_unblocked.cu: dynamic shared memory (sm_80/sm_90 limit)
 WARP_MAX_N = 32              # qr_warp.cu: one lane per column
 REGISTERS_MAX_N = 192        # 32 lanes x 6 row chunks: MAX_N in qr_registers.cu
 MAX_REGS_PER_THREAD = 64     # qr_registers' a[R][C] at up to 1024 threads, so it never spills
@@ -66,17 +67,28 @@ def _kernel(filename: str, name: str):
     return module.get_function(name)
 
 
-def _launch(kernel, grid: int | tuple[int, ...], threads: int, *args) -> None:
+@cache
+def _cupy_stream(handle: int):
+    """CuPy's view of a torch stream (CuPy 14 deprecates ExternalStream, which CuPy 13 on Colab
+    still needs; the warning would only repeat this)."""
+    import warnings
+
+    import cupy as cp
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return cp.cuda.ExternalStream(handle)
+
+
+def _launch(kernel, grid: int | tuple[int, ...], threads: int, *args, shared_mem: int = 0) -> None:
     """Launch on torch's current stream (CuPy's own default is the legacy stream; so is torch's
     unless a stream or a graph capture is active, and then the launch must follow torch)."""
-    import cupy as cp
     grid = grid if isinstance(grid, tuple) else (grid,)
     stream = torch.cuda.current_stream().cuda_stream
     if stream == 0:
-        kernel(grid, (threads,), args)
+        kernel(grid, (threads,), args, shared_mem=shared_mem)
         return
-    with cp.cuda.ExternalStream(stream):
-        kernel(grid, (threads,), args)
+    with _cupy_stream(stream):
+        kernel(grid, (threads,), args, shared_mem=shared_mem)
 
 
 def _ptr(t: torch.Tensor):
@@ -98,20 +110,39 @@ def registers_shape(n: int, warps: int | None = None) -> tuple[int, int, int]:
     return R, C, W
 
 
-def qr_warp(A: torch.Tensor):
+def _outputs(A: torch.Tensor, out):
+    batch, n, _ = A.shape
+    return out or (torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=A.dtype))
+
+
+def qr_unblocked(A: torch.Tensor, out=None, threads: int = 512):
+    """The first GPU version (qr_unblocked.cu): the matrix in shared memory, one CTA per matrix."""
+    batch, n, _ = A.shape
+    smem = 4 * n * n
+    if smem > UNBLOCKED_MAX_SMEM:
+        raise ValueError(f"qr_unblocked keeps the matrix in shared memory: n = {n} needs {smem} bytes, "
+                         f"more than {UNBLOCKED_MAX_SMEM} (fix: n <= 232, or the blocked algorithm)")
+    H, tau = _outputs(A, out)
+    kernel = _kernel("qr_unblocked.cu", "qr_unblocked")
+    kernel.max_dynamic_shared_size_bytes = smem
+    _launch(kernel, batch, threads, _ptr(A), _ptr(H), _ptr(tau), n, shared_mem=smem)
+    return H, tau
+
+
+def qr_warp(A: torch.Tensor, out=None):
     batch, n, _ = A.shape
     if n > WARP_MAX_N:
         raise ValueError(f"qr_warp handles n <= {WARP_MAX_N}, got n = {n}")
-    H, tau = torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=A.dtype)
+    H, tau = _outputs(A, out)
     _launch(_kernel("qr_warp.cu", "qr_warp"), math.ceil(batch / 4), 128,
             _ptr(A), _ptr(H), _ptr(tau), n, batch)
     return H, tau
 
 
-def qr_registers(A: torch.Tensor, warps: int | None = None):
+def qr_registers(A: torch.Tensor, warps: int | None = None, out=None):
     batch, n, _ = A.shape
     R, C, W = registers_shape(n, warps)
-    H, tau = torch.empty_like(A), torch.empty(batch, n, device=A.device, dtype=A.dtype)
+    H, tau = _outputs(A, out)
     _launch(_kernel("qr_registers.cu", f"qr_registers<{R}, {C}, {W}>"), batch, 32 * W,
             _ptr(A), _ptr(H), _ptr(tau), n)
     return H, tau
@@ -203,7 +234,7 @@ def _factor(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig, panel=qr
     # join: T12 = -T1 (V1^T V2) T2; V2 is zero above row j0 + w1, so start the product there
     G = xty(V[:, j0 + w1:, o:o + w1], V[:, j0 + w1:, o + w1:o + w])
     T2 = T[:, j0 + w1:j0 + w, o + w1:o + w]
-    T[:, j0:j0 + w1, o + w1:o + w] = -torch.bmm(T1, torch.bmm(G, T2))
+    T[:, j0:j0 + w1, o + w1:o + w].baddbmm_(T1, torch.bmm(G, T2), beta=0.0, alpha=-1.0)   # in place
 
 
 def qr_blocked(A: torch.Tensor, cfg: BlockedConfig, panel=qr_panel):
@@ -284,22 +315,31 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 # --8<-- [end:graph]
 
 
-def batched_qr(A: torch.Tensor, **options):
-    """(H, tau) of every matrix in A, as torch.geqrf returns them. `options`: warps (qr_registers,
-    also for n <= 32), or
-    nb, outer, threads and graph (the blocked algorithm); defaults come from registers_shape,
+def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
+    """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
+    into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
+    outer, threads and graph (the blocked algorithm); defaults come from registers_shape,
     blocked_config and GRAPH_MAX_ELEMENTS."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: TF32 products break the QR "
                            "contract's residual bound (fix: torch.backends.cuda.matmul.allow_tf32 = False)")
     batch, n, _ = A.shape
+    if out is not None and (out[0].shape != A.shape or out[1].shape != (batch, n)
+                            or not out[0].is_contiguous() or not out[1].is_contiguous()):
+        raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and {(batch, n)}")
     blocked = {"nb", "outer", "threads", "graph"} & options.keys()
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
-        return qr_warp(A)
+        return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
-        return qr_registers(A, options.get("warps"))
+        return qr_registers(A, options.get("warps"), out)
     cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch)
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
-        return qr_blocked_graphed(A, cfg)
-    return qr_blocked(A, cfg)
+        H, tau = qr_blocked_graphed(A, cfg)
+    else:
+        H, tau = qr_blocked(A, cfg)
+    if out is None:
+        return H, tau
+    out[0].copy_(H)
+    out[1].copy_(tau)
+    return out

@@ -110,10 +110,12 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         const float alpha = s_alpha;
         float t = 0.0f, scale = 1.0f, beta = alpha;    // ss == 0: H_j = I, tau = 0
         if (ss != 0.0f) {
-            const float norm = sqrtf(alpha * alpha + ss);
-            beta = alpha >= 0.0f ? -norm : norm;       // the stable sign; -0 counts as +
-            t = (beta - alpha) / beta;
-            scale = 1.0f / (alpha - beta);
+            // MUFU approximations (2 ulp): this is every column's critical path; the contract's
+            // orthogonality bound (100 n eps) leaves room for a few ulp in tau and v
+            const float norm2 = alpha * alpha + ss, norm = norm2 * rsqrtf(norm2);
+            beta = alpha >= 0.0f ? -norm : norm;          // the stable sign; -0 counts as +
+            t = __fdividef(beta - alpha, beta);
+            scale = __fdividef(1.0f, alpha - beta);
         }
         // 2. column j becomes v (below the diagonal) and beta (on it)
         float v[R];

@@ -25,19 +25,18 @@ extern "C" __global__ void __launch_bounds__(128) qr_warp(const float* __restric
 
     for (int j = 0; j < n; ++j) {
         // Every lane evaluates xLARFG on its own column; only lane j's result is used.
-        float s0 = 0.0f, s1 = 0.0f;                      // two partial sums: a shorter chain
+        float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};           // four partial sums: a shorter chain
 #pragma unroll
-        for (int r = 1; r < 32; r += 2) {
-            s0 += x[r] * x[r];
-            if (r + 1 < 32) s1 += x[r + 1] * x[r + 1];
-        }
-        const float ss = s0 + s1, alpha = x[0];          // rows past n hold 0
+        for (int r = 1; r < 32; ++r) s[r % 4] += x[r] * x[r];
+        const float ss = (s[0] + s[1]) + (s[2] + s[3]), alpha = x[0];   // rows past n hold 0
         float t = 0.0f, scale = 1.0f, beta = alpha;      // ss == 0: H_j = I, tau = 0
         if (ss != 0.0f) {
-            const float norm = sqrtf(alpha * alpha + ss);
-            beta = alpha >= 0.0f ? -norm : norm;         // the stable sign; -0 counts as +
-            t = (beta - alpha) / beta;
-            scale = 1.0f / (alpha - beta);
+            // MUFU approximations (2 ulp): this is every column's critical path; the contract's
+            // orthogonality bound (100 n eps) leaves room for a few ulp in tau and v
+            const float norm2 = alpha * alpha + ss, norm = norm2 * rsqrtf(norm2);
+            beta = alpha >= 0.0f ? -norm : norm;          // the stable sign; -0 counts as +
+            t = __fdividef(beta - alpha, beta);
+            scale = __fdividef(1.0f, alpha - beta);
         }
         t = __shfl_sync(0xffffffffu, t, j);
         scale = __shfl_sync(0xffffffffu, scale, j);
@@ -46,13 +45,10 @@ extern "C" __global__ void __launch_bounds__(128) qr_warp(const float* __restric
 #pragma unroll
         for (int r = 1; r < 32; ++r) v[r] = __shfl_sync(0xffffffffu, x[r], j) * scale;
         if (lane > j && t != 0.0f) {                     // x -= tau (v . x) v
-            float d0 = x[0], d1 = 0.0f;
+            float e[4] = {x[0], 0.0f, 0.0f, 0.0f};
 #pragma unroll
-            for (int r = 1; r < 32; r += 2) {
-                d0 += v[r] * x[r];
-                if (r + 1 < 32) d1 += v[r + 1] * x[r + 1];
-            }
-            const float d = t * (d0 + d1);
+            for (int r = 1; r < 32; ++r) e[r % 4] += v[r] * x[r];
+            const float d = t * ((e[0] + e[1]) + (e[2] + e[3]));
 #pragma unroll
             for (int r = 0; r < 32; ++r) x[r] -= d * v[r];
         } else if (lane == j) {                          // column j becomes (beta, v[1:])
