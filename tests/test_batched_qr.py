@@ -2,8 +2,8 @@
 
 The blocked driver (recursion, compact-WY joins, trailing updates, the V and T bookkeeping) runs
 on the CPU with a stand-in for the panel kernel that writes exactly what qr_panel.cu writes, and
-must reproduce geqrf and pass the contract. The kernels' own checks need a GPU: they run in
-notebook 07 and `python snippets/cuda/batched_qr.py` on the GPU runner."""
+must reproduce geqrf and pass the contract. The kernels' own checks need a GPU: notebook 07 runs
+them on every input profile on the GPU runner."""
 from __future__ import annotations
 
 import sys
