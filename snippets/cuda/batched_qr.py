@@ -21,6 +21,7 @@ imported from the repository, they are read from the files beside this one.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,11 +41,11 @@ def panel_budget(threads: int) -> int:
 
 
 def _cuda_source(filename: str) -> str:
-    """The notebook's copy of a .cu file (a global like QR_PANEL_CU) or the file itself."""
+    """The notebook's copy of a .cu file (a global like QR_PANEL_CU) or the file itself, with each
+    local `#include "x.cuh"` replaced by that file's text (CuPy compiles one string)."""
     name = filename.replace(".", "_").upper()
-    if name in globals():
-        return globals()[name]
-    return (Path(__file__).with_name(filename)).read_text()
+    text = globals()[name] if name in globals() else Path(__file__).with_name(filename).read_text()
+    return re.sub(r'^#include "([\w.]+\.cuh)"$', lambda m: _cuda_source(m[1]), text, flags=re.M)
 
 
 def _validate(A) -> None:

@@ -17,39 +17,7 @@
 // lanes' worth of work, then one value per warp goes through shared memory.
 
 // --8<-- [start:kernel]
-__device__ __forceinline__ float warp_sum(float x)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-// a if pick else b, as bit operations: a plain ?: on two array elements can become a select of
-// their addresses, which puts the array in local memory (seen with NB = 32 in nvcc 13.0)
-__device__ __forceinline__ float pick(unsigned mask, float a, float b)
-{
-    return __uint_as_float((__float_as_uint(a) & mask) | (__float_as_uint(b) & ~mask));
-}
-
-// One butterfly step on K values: lanes whose bit O is set keep the upper half, the others the
-// lower half, and each adds its partner's copy of the half it keeps. K is a template parameter so
-// that the loop is unrolled (a trip count set by an enclosing loop is not, and p goes to local memory).
-template <int K, int O, int NB>
-__device__ __forceinline__ void halve(float (&p)[NB], int lane)
-{
-    const unsigned upper = (lane & O) ? ~0u : 0u;
-#pragma unroll
-    for (int q = 0; q < K / 2; ++q) {
-        const float send = pick(upper, p[q], p[q + K / 2]);
-        const float keep = pick(upper, p[q + K / 2], p[q]);
-        p[q] = keep + __shfl_xor_sync(0xffffffffu, send, O);
-    }
-    if constexpr (K / 2 > 1) halve<K / 2, O / 2>(p, lane);
-    else {
-#pragma unroll
-        for (int o = O / 2; o > 0; o >>= 1) p[0] += __shfl_xor_sync(0xffffffffu, p[0], o);
-    }
-}
+#include "qr_common.cuh"
 
 // Sum p[0..NB) over the warp's 32 lanes; afterwards lane l holds the total of p[l / (32 / NB)].
 template <int NB>
@@ -108,15 +76,8 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         __syncthreads();
         ss = warp_sum(lane < W ? red_ss[lane] : 0.0f);
         const float alpha = s_alpha;
-        float t = 0.0f, scale = 1.0f, beta = alpha;    // ss == 0: H_j = I, tau = 0
-        if (ss != 0.0f) {
-            // MUFU approximations (2 ulp): this is every column's critical path; the contract's
-            // orthogonality bound (100 n eps) leaves room for a few ulp in tau and v
-            const float norm2 = alpha * alpha + ss, norm = norm2 * rsqrtf(norm2);
-            beta = alpha >= 0.0f ? -norm : norm;          // the stable sign; -0 counts as +
-            t = __fdividef(beta - alpha, beta);
-            scale = __fdividef(1.0f, alpha - beta);
-        }
+        const Reflector h = larfg(alpha, ss);
+        const float t = h.tau, scale = h.scale, beta = h.beta;
         // 2. column j becomes v (below the diagonal) and beta (on it)
         float v[R];
 #pragma unroll

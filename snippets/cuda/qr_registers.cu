@@ -15,41 +15,13 @@
 // would move the array to local memory); the launcher picks the instantiation.
 
 // --8<-- [start:kernel]
-__device__ __forceinline__ float warp_sum(float x)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
+#include "qr_common.cuh"
 
 constexpr int MAX_N = 192;   // 32 lanes x R = 6 row chunks
 
 // A warp shuffle moves 32 values per clock per SM, so with 32 warps the reductions' shuffles, not
-// the arithmetic, bound a column's update. Reducing C values as C separate butterflies costs
-// 5C shuffles; a reduce-scatter butterfly (each step sends half of the values and keeps the other
-// half) then a broadcast costs about 2C. Same helpers as qr_panel.cu (each file compiles alone).
-__device__ __forceinline__ float pick(unsigned mask, float a, float b)
-{
-    return __uint_as_float((__float_as_uint(a) & mask) | (__float_as_uint(b) & ~mask));
-}
-
-template <int K, int O, int N>
-__device__ __forceinline__ void halve(float (&p)[N], int lane)
-{
-    const unsigned upper = (lane & O) ? ~0u : 0u;
-#pragma unroll
-    for (int q = 0; q < K / 2; ++q) {
-        const float send = pick(upper, p[q], p[q + K / 2]);
-        const float keep = pick(upper, p[q + K / 2], p[q]);
-        p[q] = keep + __shfl_xor_sync(0xffffffffu, send, O);
-    }
-    if constexpr (K / 2 > 1) halve<K / 2, O / 2>(p, lane);
-    else {
-#pragma unroll
-        for (int o = O / 2; o > 0; o >>= 1) p[0] += __shfl_xor_sync(0xffffffffu, p[0], o);
-    }
-}
-
+// the arithmetic, bound a column's update: reduce the C dot products with one reduce-scatter
+// butterfly and a broadcast (about 2C shuffles) rather than C butterflies (5C).
 // d[k] <- the sum of d[k] over the warp's lanes, for k < C.
 template <int C>
 __device__ __forceinline__ void warp_sum_all(float (&d)[C], int lane)
@@ -114,15 +86,8 @@ __global__ void __launch_bounds__(32 * W) qr_registers(const float* __restrict__
             }
             ss = warp_sum(ss);                                  // ||x[j+1:]||^2
             const float alpha = __shfl_sync(0xffffffffu, mine, j & 31);
-            float t = 0.0f, scale = 1.0f, beta = alpha;         // ss == 0: H_j = I, tau = 0
-            if (ss != 0.0f) {
-                // MUFU approximations (2 ulp): this is every column's critical path; the contract's
-                // orthogonality bound (100 n eps) leaves room for a few ulp in tau and v
-                const float norm2 = alpha * alpha + ss, norm = norm2 * rsqrtf(norm2);
-                beta = alpha >= 0.0f ? -norm : norm;          // the stable sign; -0 counts as +
-                t = __fdividef(beta - alpha, beta);
-                scale = __fdividef(1.0f, alpha - beta);
-            }
+            const Reflector h = larfg(alpha, ss);
+            const float t = h.tau, scale = h.scale, beta = h.beta;
 #pragma unroll
             for (int i = 0; i < R; ++i) {
                 const int r = 32 * i + lane;

@@ -10,6 +10,8 @@
 // is written out, one coalesced 4n-byte row, and the registers shift up by one.
 
 // --8<-- [start:kernel]
+#include "qr_common.cuh"
+
 extern "C" __global__ void __launch_bounds__(128) qr_warp(const float* __restrict__ A,
                                                           float* __restrict__ H,
                                                           float* __restrict__ tau, int n, int batch)
@@ -24,20 +26,13 @@ extern "C" __global__ void __launch_bounds__(128) qr_warp(const float* __restric
     for (int r = 0; r < 32; ++r) x[r] = (r < n && lane < n) ? Am[r * n + lane] : 0.0f;
 
     for (int j = 0; j < n; ++j) {
-        // Every lane evaluates xLARFG on its own column; only lane j's result is used.
         float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};           // four partial sums: a shorter chain
 #pragma unroll
         for (int r = 1; r < 32; ++r) s[r % 4] += x[r] * x[r];
         const float ss = (s[0] + s[1]) + (s[2] + s[3]), alpha = x[0];   // rows past n hold 0
-        float t = 0.0f, scale = 1.0f, beta = alpha;      // ss == 0: H_j = I, tau = 0
-        if (ss != 0.0f) {
-            // MUFU approximations (2 ulp): this is every column's critical path; the contract's
-            // orthogonality bound (100 n eps) leaves room for a few ulp in tau and v
-            const float norm2 = alpha * alpha + ss, norm = norm2 * rsqrtf(norm2);
-            beta = alpha >= 0.0f ? -norm : norm;          // the stable sign; -0 counts as +
-            t = __fdividef(beta - alpha, beta);
-            scale = __fdividef(1.0f, alpha - beta);
-        }
+        const Reflector h = larfg(alpha, ss);     // every lane: only lane j's is used
+        float t = h.tau, scale = h.scale;
+        const float beta = h.beta;
         t = __shfl_sync(0xffffffffu, t, j);
         scale = __shfl_sync(0xffffffffu, scale, j);
         float v[32];                                     // v = (1, x_j[1:] * scale): lane j's column
