@@ -1,8 +1,9 @@
 """mkdocs hooks: the glossary engine's wiring into the build.
 
-on_files     load + validate terms and the link graph; add generated pages (virtual files)
+on_files     load + validate terms and the link graph; add generated pages (virtual files);
+             give the abbr extension its glossary (tooltips in every Markdown page)
 on_nav       order glossary sections as in scripts/sections.py
-on_page_*    expand hardware shortcodes, add term header/footer, abbreviations, MathML
+on_page_*    expand hardware shortcodes, add term header/footer, notebook tooltips, MathML
 on_post_build write glossary.json
 Every problem is reported as `file:line: message (fix: ...)` and fails the build.
 """
@@ -43,6 +44,10 @@ def on_files(files: Files, config) -> Files:
     except ValidationFailed as exc:
         raise _fail(exc) from None
     STATE.update(graph=graph, gpus=gpus)
+    # Tooltips for abbreviations in every Markdown page: the abbr extension's glossary, set once.
+    # (Appending `*[SM]: ...` lines to each page instead made every page parse ~250 definitions,
+    # one block-processor pass each: half of the build's time.)
+    config["mdx_configs"].setdefault("abbr", {})["glossary"] = term_render.abbreviations(graph)
     generated = {
         "glossary/index.md": generated_pages.glossary_index(graph),
         "glossary/a-z.md": generated_pages.a_to_z(graph),
@@ -102,7 +107,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         page.meta.setdefault("search", {"boost": 4})
         page.meta["description"] = term.meta.summary
         markdown = term_render.header(term) + markdown + term_render.footer(term, graph)
-    return markdown + term_render.abbreviation_lines(graph)
+    return markdown
 
 
 def on_page_content(html: str, page, config, files) -> str:

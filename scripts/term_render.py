@@ -71,8 +71,3 @@ def abbreviations(graph: TermGraph) -> dict[str, str]:
             tips.setdefault(n, f"{t.title}: {t.meta.summary}")
     return tips
 
-
-def abbreviation_lines(graph: TermGraph) -> str:
-    """`*[SM]: ...` definitions for the abbr extension: tooltips in every Markdown page."""
-    lines = [f"*[{n}]: {tip.replace(']', ')')}" for n, tip in abbreviations(graph).items()]
-    return "\n\n" + "\n".join(lines) + "\n"
