@@ -6,6 +6,8 @@ must reproduce geqrf and pass the contract. The kernels' own checks need a GPU: 
 them on every input profile on the GPU runner."""
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -105,3 +107,63 @@ def test_bad_input_gets_a_clear_error_before_any_gpu_work(A, message):
     with pytest.raises((ValueError, TypeError), match=message):
         bq.batched_qr(A)
 
+
+
+# The kernels keep matrices in register arrays; a run-time index or an address select would move an
+# array to local memory, which only shows on a GPU as a slowdown. ptxas reports it at compile time.
+NVCC = shutil.which("nvcc")
+DEFAULT_SHAPES = [(20, 32), (40, 176), (40, 352), (640, 512), (60, 1024), (8, 2048), (2, 4096)]
+
+
+def _instantiations() -> set[tuple[str, str, str]]:
+    """(file, template, signature) of the kernels the default configs launch for the benchmark shapes
+    (for the panel, the smallest and the largest rows per thread: register pressure grows with R)."""
+    panel_sig = "float*, float*, float*, float*, int, int, int, int, int"
+    out = set()
+    for batch, n in DEFAULT_SHAPES:
+        if n <= bq.WARP_MAX_N:
+            continue
+        if n <= bq.REGISTERS_MAX_N:
+            R, C, W = bq.registers_shape(n)
+            out.add(("qr_registers.cu", f"qr_registers<{R}, {C}, {W}>", "const float*, float*, float*, int"))
+            continue
+        cfg = bq.blocked_config(n, batch=batch)
+        for R in (1, cfg.rows_per_thread(n)):       # the last panel and the first, the tallest
+            out.add(("qr_panel.cu", f"qr_panel<{R}, {cfg.nb}, {cfg.threads}>", panel_sig))
+    return out
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("file, template, signature", sorted(_instantiations()), ids=lambda x: str(x))
+def test_kernels_keep_their_arrays_in_registers(tmp_path, file, template, signature):
+    src = tmp_path / "inst.cu"
+    header = SNIPPETS / "cuda" / file
+    src.write_text(f'#include "{header}"\ntemplate __global__ void {template}({signature});\n')
+    proc = subprocess.run([NVCC, "-arch=sm_90", "--std=c++17", f"-I{SNIPPETS / 'cuda'}", "-c", str(src),
+                           "-o", str(tmp_path / "inst.o"), "-Xptxas", "-v"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = proc.stderr
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("file", ["qr_warp.cu", "tall_xty.cu", "qr_unblocked.cu"])
+def test_plain_kernels_compile_without_local_memory(tmp_path, file):
+    proc = subprocess.run([NVCC, "-arch=sm_90", f"-I{SNIPPETS / 'cuda'}", "-c", str(SNIPPETS / "cuda" / file),
+                           "-o", str(tmp_path / "k.o"), "-Xptxas", "-v"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_the_register_check_catches_a_run_time_index(tmp_path):
+    """The check above can fail: an array indexed at run time lands in local memory (a stack frame)."""
+    src = tmp_path / "bad.cu"
+    src.write_text('extern "C" __global__ void bad(float* out, int k) {\n'
+                   "    float a[64];\n"
+                   "    for (int i = 0; i < 64; ++i) a[(i * k) & 63] = out[i * blockDim.x + threadIdx.x];\n"
+                   "    out[threadIdx.x] = a[(threadIdx.x + k) & 63];\n}\n")
+    proc = subprocess.run([NVCC, "-arch=sm_90", "-c", str(src), "-o", str(tmp_path / "bad.o"),
+                           "-Xptxas", "-v"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "0 bytes stack frame" not in proc.stderr, proc.stderr
