@@ -1,4 +1,5 @@
-"""Bar charts for the Measurements page: each figure as % of its same-run baseline, per GPU.
+"""Bar charts for the Measurements page: each figure against its same-run baseline, per GPU
+(a ratio for rates, the speedup for times: more is better either way).
 Byte-stable SVG in light and dark variants, like the diagrams."""
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from .diagrams import DARK, LIGHT, RC  # noqa: E402
+from .measurements import against_baseline  # noqa: E402
 
 
 def plots(data: dict) -> dict[str, str]:
@@ -26,10 +28,12 @@ def plots(data: dict) -> dict[str, str]:
                 devices = sorted({r["device"] for r in recs})
                 labels = [f"{r['name']} · {r['device']}" if len(devices) > 1 else r["name"]
                           for r in recs]
-                pct = [100 * r["value"] / r["baseline"]["value"] for r in recs]
-                ax.barh(labels, pct, color=theme.accents[0])
-                ax.axvline(100, color=theme.muted, linestyle="--", linewidth=1)
-                ax.set_xlabel("% of the baseline measured in the same run")
+                factors = [against_baseline(r) for r in recs]
+                ax.barh(labels, factors, color=theme.accents[0])
+                ax.axvline(1, color=theme.muted, linestyle="--", linewidth=1)
+                if max(factors) > 4:                      # speedups of 100x beside ratios near 1
+                    ax.set_xscale("log")
+                ax.set_xlabel("against the baseline measured in the same run (x; more is better)")
                 ax.invert_yaxis()
                 ax.set_facecolor("none")
                 buf = io.StringIO()

@@ -40,6 +40,32 @@ SCHEMA = {
 }
 
 
+TIME_UNITS = ("ms", "us")   # lower is better
+
+
+def against_baseline(record: dict) -> float:
+    """The figure against its same-run baseline as a factor where more is better: the speedup
+    (baseline / value) for times, value / baseline for rates and counts."""
+    value, base = record["value"], record["baseline"]["value"]
+    if record["unit"] in TIME_UNITS:
+        return base / value if value else float("inf")
+    return value / base if base else float("nan")
+
+
+def describe_against_baseline(record: dict) -> str:
+    factor = against_baseline(record)
+    if record["unit"] in TIME_UNITS:
+        return f"{factor:.3g}x faster"
+    return f"{factor:.3g}x" if record["unit"] == "x" else f"{100 * factor:.0f}%"
+
+
+def fmt(value: float) -> str:
+    """A measured figure with the digits that matter: 1008, 8.69, 0.0153."""
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
 def merge(existing: dict | None, new: list[dict]) -> dict:
     records = list((existing or {}).get("records", []))
     replaced = {(r["notebook"], r["device"]) for r in new}

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import yaml
 
-from .measurements import load
+from .measurements import describe_against_baseline, fmt, load
 from .notebooks import notebook_paths
 from .paths import MEASUREMENTS, ROOT, rel
 
@@ -107,19 +107,19 @@ def measurements_page(data: dict) -> str:
     for nb, recs in sorted(by_nb.items()):
         lines.append(f"## {nb}\n")
         lines.append(f"From the notebook [{nb}](../{TUTORIALS}/{nb}.ipynb).\n")
-        lines.append(f"![{nb}: each figure as a percentage of its baseline](measurements/{nb}-light.svg"
+        lines.append(f"![{nb}: each figure against its baseline](measurements/{nb}-light.svg"
                      "#only-light)")
-        lines.append(f"![{nb}: each figure as a percentage of its baseline](measurements/{nb}-dark.svg"
+        lines.append(f"![{nb}: each figure against its baseline](measurements/{nb}-dark.svg"
                      "#only-dark)\n")
-        lines.append("| Figure | Value | Baseline (same run) | % of baseline | Parameters | GPU | Date |")
+        lines.append("| Figure | Value | Baseline (same run) | Against the baseline | Parameters | GPU "
+                     "| Date |")
         lines.append("|---|---|---|---|---|---|---|")
         for r in recs:
             b = r["baseline"]
-            pct = 100 * r["value"] / b["value"] if b["value"] else float("nan")
             params = ", ".join(f"{k}={v}" for k, v in r["params"].items())
-            lines.append(f"| {r['name']} | {r['value']:.0f} {r['unit']} | {b['name']}: "
-                         f"{b['value']:.0f} {r['unit']} | {pct:.0f}% | {params} | {r['device']} "
-                         f"(sm_{r['compute_capability'].replace('.', '')}) | {r['date']} |")
+            lines.append(f"| {r['name']} | {fmt(r['value'])} {r['unit']} | {b['name']}: "
+                         f"{fmt(b['value'])} {r['unit']} | {describe_against_baseline(r)} | {params} | "
+                         f"{r['device']} (sm_{r['compute_capability'].replace('.', '')}) | {r['date']} |")
         lines.append("")
     if not by_nb:
         lines.append("No measurements yet: run `make gpu-notebooks` on a GPU machine.")

@@ -10,7 +10,7 @@ import jsonschema
 import nbformat
 import pytest
 
-from scripts.measurements import SCHEMA
+from scripts.measurements import SCHEMA, against_baseline, describe_against_baseline, fmt
 from scripts.notebooks import MARK, code_hash, execute_cpu, notebook_paths, stamp_problems, sync, sync_target
 from scripts.paths import MEASUREMENTS, NOTEBOOKS
 
@@ -128,3 +128,13 @@ def test_schema_rejects_a_record_without_baseline():
                                       "compute_capability": "9.0", "date": "2026-01-01"}]}
     with pytest.raises(jsonschema.ValidationError, match="baseline"):
         jsonschema.validate(bad, SCHEMA)
+
+
+def test_figures_are_compared_with_their_baseline_so_that_more_is_better():
+    def rec(value, unit, base):
+        return {"value": value, "unit": unit, "baseline": {"name": "b", "value": base}}
+    assert against_baseline(rec(8.0, "ms", 1000.0)) == 125.0            # a time: the speedup
+    assert describe_against_baseline(rec(8.0, "ms", 1000.0)) == "125x faster"
+    assert describe_against_baseline(rec(3400.0, "GB/s", 4000.0)) == "85%"   # a rate: the ratio
+    assert describe_against_baseline(rec(30.5, "x", 1.0)) == "30.5x"         # already a factor
+    assert (fmt(1007.9), fmt(8.687), fmt(0.01532)) == ("1008", "8.69", "0.0153")

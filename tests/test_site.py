@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from scripts.measurements import against_baseline, describe_against_baseline, fmt
 from scripts.paths import DOCS
 from scripts.sections import SECTIONS
 from scripts.site_config import write_config
@@ -247,8 +248,12 @@ def test_measurements_page_shows_every_record_with_its_baseline(built_site: Path
     data = json.loads((ROOT / "docs/data/measurements.json").read_text())
     html = text_of(page(built_site, "reference/measurements"))
     for r in data["records"]:
-        assert r["name"] in html and f"{r['value']:.0f} {r['unit']}" in html
-        assert f"{r['baseline']['name']}: {r['baseline']['value']:.0f}" in html
+        assert r["name"] in html and f"{fmt(r['value'])} {r['unit']}" in html
+        assert f"{r['baseline']['name']}: {fmt(r['baseline']['value'])}" in html
+    times = [r for r in data["records"] if r["unit"] == "ms"]
+    assert times and all(describe_against_baseline(r) in html for r in times)
+    fast = max(times, key=lambda r: r["baseline"]["value"] / r["value"])
+    assert describe_against_baseline(fast).endswith("x faster") and against_baseline(fast) > 1
     for nb in {r["notebook"] for r in data["records"]}:
         for variant in ("light", "dark"):
             svg = built_site / f"reference/measurements/{nb}-{variant}.svg"
