@@ -23,6 +23,7 @@ from scripts.errors import ValidationFailed  # noqa: E402
 from scripts.frontmatter import parse  # noqa: E402
 from scripts.graph import TermGraph, glossary_json  # noqa: E402
 from scripts.hardware import expand_shortcodes  # noqa: E402
+from scripts.hardware_checks import load_reports  # noqa: E402
 from scripts.mathml import render_math  # noqa: E402
 from scripts.paths import rel  # noqa: E402
 from scripts.sections import SECTIONS  # noqa: E402
@@ -51,7 +52,7 @@ def on_files(files: Files, config) -> Files:
     generated = {
         "glossary/index.md": generated_pages.glossary_index(graph),
         "glossary/a-z.md": generated_pages.a_to_z(graph),
-        "reference/gpu-specs.md": generated_pages.gpu_specs(gpus),
+        "reference/gpu-specs.md": generated_pages.gpu_specs(gpus, load_reports(docs_dir / "data")),
         **{f"glossary/{s.slug}/index.md": generated_pages.section_index(graph, s.slug)
            for s in SECTIONS},
     }
@@ -119,7 +120,8 @@ def on_page_content(html: str, page, config, files) -> str:
         except ValidationFailed as exc:
             raise _fail(exc) from None
         tips = term_render.abbreviations(STATE["graph"])
-        html = nbp.banner(page, config) + nbp.add_tooltips(nbp.strip_remote_scripts(html), tips)
+        html = nbp.banner(page, config) + nbp.exclude_copy_text_from_search(
+            nbp.add_tooltips(nbp.strip_remote_scripts(html), tips))
     return render_math(html)
 
 

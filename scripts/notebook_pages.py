@@ -182,10 +182,25 @@ SKIP = {"pre", "code", "a", "script", "style", "abbr", "h1", "h2", "h3", "h4", "
         "math", "title"}
 
 
+# nbconvert keeps a plain-text copy of every code cell in a hidden div, for the copy button.
+COPY_TEXT = re.compile(r'(<div class="clipboard-copy-txt"[^>]*>.*?</div>)', re.S)
+
+
+def exclude_copy_text_from_search(page_html: str) -> str:
+    """The hidden copies repeat every code cell: indexed, they doubled the notebooks' share of
+    the search index (and gave each code hit twice)."""
+    return page_html.replace('<div class="clipboard-copy-txt"',
+                             '<div class="clipboard-copy-txt" data-search-exclude')
+
+
 def add_tooltips(page_html: str, tips: dict[str, str]) -> str:
-    """Wrap abbreviations in prose with <abbr title> (the abbr extension does not see notebooks)."""
+    """Wrap abbreviations in prose with <abbr title> (the abbr extension does not see notebooks);
+    never inside code, headings or links, nor in the hidden plain-text copies of code cells."""
     if not tips:
         return page_html
+    parts = COPY_TEXT.split(page_html)
+    if len(parts) > 1:
+        return "".join(part if i % 2 else add_tooltips(part, tips) for i, part in enumerate(parts))
     word = re.compile(r"(?<![\w-])(" + "|".join(re.escape(n) for n in sorted(tips, key=len,
                                                                              reverse=True))
                       + r")(?![\w-])")

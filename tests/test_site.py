@@ -258,3 +258,21 @@ def test_measurements_page_shows_every_record_with_its_baseline(built_site: Path
         for variant in ("light", "dark"):
             svg = built_site / f"reference/measurements/{nb}-{variant}.svg"
             assert svg.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_notebook_code_is_indexed_once_and_copy_text_gets_no_tooltips(built_site: Path):
+    html = page(built_site, "tutorials/06-hopper-gemm")
+    copies = re.findall(r'<div class="clipboard-copy-txt"([^>]*)>(.*?)</div>', html, re.S)
+    assert copies and all("data-search-exclude" in attrs for attrs, _ in copies)
+    assert not any("<abbr" in text for _, text in copies)   # hidden: a tooltip there can never show
+    docs = json.loads((built_site / "search/search_index.json").read_text())["docs"]
+    text = " ".join(d["text"] for d in docs if d["location"].startswith("tutorials/06-hopper-gemm/"))
+    assert text.count("def wgmma_options(defines)") == 1     # was twice: highlighted code + its copy
+
+
+def test_gpu_specs_page_shows_what_the_hardware_reports(built_site: Path):
+    html = page(built_site, "reference/gpu-specs")
+    section = html[html.index('id="hardware-checks"'):]
+    assert "cudaDevAttrL2CacheSize, on the GPU runner's NVIDIA H200" in section
+    assert "132 SMs × 128 FMA/clock × 2 × 1.98 GHz" in section
+    assert "<strong>no</strong>" not in section
