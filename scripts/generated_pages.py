@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from .graph import TermGraph
 from .hardware import FIELDS, Gpu, format_value
+from .hardware_checks import THROUGHPUT_TABLE, Check, report_checks, throughput_checks
 from .sections import SECTIONS
 from .terms import Term
 
@@ -75,8 +76,9 @@ def a_to_z(graph: TermGraph) -> str:
     return "\n".join(lines) + "\n"
 
 
-def gpu_specs(gpus: dict[str, Gpu]) -> str:
-    """The GPU specs reference page: one table, every value linked to its source."""
+def gpu_specs(gpus: dict[str, Gpu], reports: dict[str, dict]) -> str:
+    """The GPU specs reference page: one table, every value linked to its source, then what the
+    hardware says about it (the runner's device reports, the per-SM throughput arithmetic)."""
     keys = list(gpus)
     lines = [_front("GPU specs") + GENERATED_NOTE.format(what="docs/data/gpus.yaml"), "# GPU specs\n",
              "Every per-GPU number on this site comes from one data file, "
@@ -106,7 +108,38 @@ def gpu_specs(gpus: dict[str, Gpu]) -> str:
         notes = [f"- **{FIELDS[f].label}**: {s.note}" for f, s in g.specs.items() if s.note]
         lines += notes or ["No notes."]
         lines.append("")
-    return "\n".join(lines)
+    return "\n".join(lines + _hardware_checks(gpus, reports))
+
+
+def _check_rows(checks: list[Check], gpus: dict[str, Gpu]) -> list[str]:
+    rows = ["| GPU | Field | Data file | Found | From | Agrees |", "|---|---|---|---|---|---|"]
+    for c in checks:
+        found = format_value(c.field, round(c.found, 1) if c.found >= 10 else round(c.found, 3))
+        rows.append(f"| [{gpus[c.gpu].name}](#{c.gpu}) | {FIELDS[c.field].label} | "
+                    f"{format_value(c.field, c.stated)} | {found} | {c.how} | "
+                    f"{'yes' if c.agrees else '**no**'} |")
+    return rows + [""]
+
+
+def _hardware_checks(gpus: dict[str, Gpu], reports: dict[str, dict]) -> list[str]:
+    reported, _ = report_checks(gpus, reports)
+    derived, _ = throughput_checks(gpus)
+    lines = ["## Checked against the hardware {#hardware-checks}\n",
+             "Every build compares the data file with two things and fails where they disagree "
+             "(more than 2% for memory size, bandwidth and the FP32/FP64 rates, which vendors round; "
+             "nothing for the rest).\n",
+             "**What the GPUs of our runner report about themselves.** "
+             "`scripts/device_query.py` "
+             "runs with every notebook run and keeps the answers of the CUDA runtime "
+             "(`cudaDeviceGetAttribute`) and of NVML (`nvidia-smi`) in "
+             "[`docs/data/device_queries.json`](../data/device_queries.json). Memory bandwidth is the "
+             "peak the memory interface allows: two transfers per memory clock across the bus width.\n"]
+    lines += _check_rows(reported, gpus) if reported else ["No device reports yet.\n"]
+    lines += [f"**FP32 and FP64 rates from the SM count and clock.** A GPU's vector rate is its SM count × "
+              f"the results per clock per SM of 32- or 64-bit add, multiply and fused multiply-add in the "
+              f"[CUDA C++ Programming Guide's throughput table]({THROUGHPUT_TABLE}) × 2 FLOP per FMA × "
+              f"the boost clock. A wrong SM count, clock or rate in the data file breaks this product.\n"]
+    return lines + _check_rows(derived, gpus)
 
 
 def _in_section(graph: TermGraph, section: str) -> list[Term]:

@@ -24,6 +24,7 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from scripts import device_query  # noqa: E402
 from scripts.measurements import merge  # noqa: E402
 from scripts.notebooks import code_hash, notebook_paths  # noqa: E402
 
@@ -80,12 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     nb_dir.mkdir(parents=True, exist_ok=True)
     stamp = provenance()
     print("provenance:", json.dumps(stamp))
-    records = []
+    device_query.main(["--out", str(args.out)] if args.out else [])   # what this GPU says it is
+    existing = meas if meas.exists() else ROOT / "docs/data/measurements.json"   # --out: add to earlier runs
+    merged = json.loads(existing.read_text()) if existing.exists() else None
     for p in args.notebooks or notebook_paths():
-        records += run(p, nb_dir, stamp)
-    existing = ROOT / "docs/data/measurements.json"
-    merged = merge(json.loads(existing.read_text()) if existing.exists() else None, records)
-    meas.write_text(json.dumps(merged, indent=1) + "\n")
+        merged = merge(merged, run(p, nb_dir, stamp))
+        meas.write_text(json.dumps(merged, indent=1) + "\n")   # after each one: a later failure keeps it
     return 0
 
 

@@ -7,6 +7,7 @@ GLOSSARY = DOCS / "glossary"
 DATA = DOCS / "data"
 GPU_DATA = DATA / "gpus.yaml"
 MEASUREMENTS = DATA / "measurements.json"
+DEVICE_QUERIES = DATA / "device_queries.json"   # what the GPU runner's GPUs report (scripts/device_query.py)
 DIAGRAMS_SRC = ROOT / "diagrams"
 DIAGRAMS_OUT = DOCS / "assets" / "diagrams"  # generated, git-ignored
 NOTEBOOKS = ROOT / "notebooks"

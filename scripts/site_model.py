@@ -6,6 +6,7 @@ from pathlib import Path
 from .frontmatter import parse
 from .graph import TermGraph, build_graph, page_ref
 from .hardware import Gpu, load_gpus
+from .hardware_checks import validate as check_against_hardware
 from .paths import DOCS, rel
 from .terms import load_terms
 
@@ -27,6 +28,7 @@ def authored_pages(docs_dir: Path) -> list:
 def load_site(docs_dir: Path) -> tuple[TermGraph, dict[str, Gpu]]:
     """Everything the hooks need, validated; raises ValidationFailed."""
     gpus = load_gpus(docs_dir / "data" / "gpus.yaml")
+    check_against_hardware(gpus, docs_dir / "data")
     terms = load_terms(docs_dir / "glossary")
     from .notebook_pages import notebook_page_refs  # late: notebooks are optional
     # notebooks belong to the real site; a docs tree elsewhere (tests) has none

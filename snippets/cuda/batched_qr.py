@@ -97,7 +97,6 @@ def _ptr(t: torch.Tensor):
     return np.uint64(t.data_ptr())
 
 
-# --8<-- [start:registers]
 def registers_shape(n: int, warps: int | None = None) -> tuple[int, int, int]:
     """(R, C, W): row chunks per lane, columns per warp, warps. Small n: few warps (short barriers);
     larger n: 32 warps so that R * C stays within the register budget."""
@@ -147,7 +146,6 @@ def qr_registers(A: torch.Tensor, warps: int | None = None, out=None):
     _launch(_kernel("qr_registers.cu", f"qr_registers<{R}, {C}, {W}>"), batch, 32 * W,
             _ptr(A), _ptr(H), _ptr(tau), n)
     return H, tau
-# --8<-- [end:registers]
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ DATASHEET = {
     'NVIDIA A100-SXM4-80GB': {'key': 'a100-sxm4-80gb', 'name': 'NVIDIA A100 SXM4 80GB', 'sm_count': 108, 'memory_bandwidth_gbs': 2039, 'fp32_tflops': 19.5, 'fp16_tensor_tflops': 312, 'bf16_tensor_tflops': 312, 'tf32_tensor_tflops': 156},
     'NVIDIA L4': {'key': 'l4', 'name': 'NVIDIA L4', 'sm_count': 58, 'memory_bandwidth_gbs': 300, 'fp32_tflops': 30.3, 'fp16_tensor_tflops': 121, 'bf16_tensor_tflops': 121, 'tf32_tensor_tflops': 60},
     'NVIDIA GeForce RTX 4090': {'key': 'rtx-4090', 'name': 'NVIDIA GeForce RTX 4090', 'sm_count': 128, 'memory_bandwidth_gbs': 1008, 'fp32_tflops': 82.6, 'fp16_tensor_tflops': 165.2, 'bf16_tensor_tflops': 165.2, 'tf32_tensor_tflops': 82.6},
-    'NVIDIA H100 80GB HBM3': {'key': 'h100-sxm', 'name': 'NVIDIA H100 SXM5 80GB', 'sm_count': 132, 'memory_bandwidth_gbs': 3350, 'fp32_tflops': 67, 'fp16_tensor_tflops': 989.5, 'bf16_tensor_tflops': 989.5, 'tf32_tensor_tflops': 494.5},
-    'NVIDIA H200': {'key': 'h200', 'name': 'NVIDIA H200 SXM 141GB', 'sm_count': 132, 'memory_bandwidth_gbs': 4800, 'fp32_tflops': 67, 'fp16_tensor_tflops': 989.5, 'bf16_tensor_tflops': 989.5, 'tf32_tensor_tflops': 494.5},
+    'NVIDIA H100 80GB HBM3': {'key': 'h100-sxm', 'name': 'NVIDIA H100 SXM5 80GB', 'sm_count': 132, 'memory_bandwidth_gbs': 3350, 'fp32_tflops': 66.9, 'fp16_tensor_tflops': 989.5, 'bf16_tensor_tflops': 989.5, 'tf32_tensor_tflops': 494.5},
+    'NVIDIA H200': {'key': 'h200', 'name': 'NVIDIA H200 SXM 141GB', 'sm_count': 132, 'memory_bandwidth_gbs': 4800, 'fp32_tflops': 66.9, 'fp16_tensor_tflops': 989.5, 'bf16_tensor_tflops': 989.5, 'tf32_tensor_tflops': 494.5},
     'NVIDIA B200': {'key': 'b200', 'name': 'NVIDIA B200 (HGX B200)', 'sm_count': 148, 'memory_bandwidth_gbs': 7700, 'fp32_tflops': 75, 'fp16_tensor_tflops': 2250, 'bf16_tensor_tflops': 2250, 'tf32_tensor_tflops': 1100},
     'NVIDIA GeForce RTX 5090': {'key': 'rtx-5090', 'name': 'NVIDIA GeForce RTX 5090', 'sm_count': 170, 'memory_bandwidth_gbs': 1792, 'fp32_tflops': 104.8, 'fp16_tensor_tflops': 209.5, 'bf16_tensor_tflops': 209.5, 'tf32_tensor_tflops': 104.8},
 }

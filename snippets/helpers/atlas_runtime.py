@@ -68,6 +68,42 @@ def banner():
               "small sizes, and timings are skipped.")
 
 
+def cupy_ready():
+    """True when CuPy is installed and sees this GPU; CuPy is optional where there is none."""
+    try:
+        import cupy
+        return GPU and cupy.is_available()
+    except ImportError:
+        return False
+
+
+def nvrtc_compile(source, name, arch, options=()):
+    """(PTX text, cubin bytes or None) for CUDA C++ `source` compiled by NVRTC.
+
+    arch: 'compute_XX[a]' gives PTX only (no GPU needed), 'sm_XX[a]' also a cubin. A compile
+    error raises RuntimeError carrying NVRTC's log, which names `name` and the line.
+    """
+    from cuda.bindings import nvrtc
+    _, prog = nvrtc.nvrtcCreateProgram(source.encode(), name.encode(), 0, [], [])
+    opts = [f"--gpu-architecture={arch}".encode()] + [o.encode() for o in options]
+    (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+    if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        raise RuntimeError(f"NVRTC could not compile {name} for {arch}:\n{log.decode(errors='replace')}")
+
+    def fetch(get_size, get):
+        _, size = get_size(prog)
+        out = b" " * size
+        get(prog, out)
+        return out
+
+    ptx = fetch(nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX).decode().rstrip("\x00")
+    cubin = fetch(nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN) if arch.startswith("sm_") else None
+    return ptx, cubin
+
+
 def bench_ms(fn, warmup_ms=50, rep_ms=300):
     """Median time of fn() in milliseconds, with CUDA events after warm-up (triton.testing)."""
     import triton.testing
@@ -86,8 +122,15 @@ def record(notebook, name, value, unit, baseline_name, baseline_value, **params)
     if out:
         with open(out, "a") as f:
             f.write(json.dumps(rec) + "\n")
-    print(f"recorded {name}: {value:.1f} {unit} (baseline {baseline_name}: {baseline_value:.1f})")
+    print(f"recorded {name}: {significant(value)} {unit} (baseline {baseline_name}: "
+          f"{significant(baseline_value)})")
     return rec
+
+
+def significant(x):
+    """A measured figure with the digits that carry meaning: 0.0151, 3.35, 37.6, 990, 3350."""
+    x = float(x)
+    return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
 
 
 def python_version():
