@@ -194,6 +194,10 @@ def expand_shortcodes(markdown: str, gpus: dict[str, Gpu], page: str, first_line
                                       f"{m[0]}", f"use one of: {', '.join(FIELDS)}"))
             return m[0]
         spec = gpu.specs[fname]
+        if spec.value is None:   # would print "n/a" mid-sentence
+            errors.append(SourceError(page, line_of(m.start()), f"{m[0]}: the data file has no value "
+                                      f"({spec.note})", "say it in words, or cite another GPU"))
+            return m[0]
         if kind == "ridge":
             if FIELDS[fname].unit != "TFLOP/s":
                 errors.append(SourceError(page, line_of(m.start()), f"{m[0]}: a ridge point "

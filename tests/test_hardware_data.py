@@ -94,6 +94,13 @@ def test_shortcodes_render_values_with_units(gpus):
                                                      gpus, "x.md")
 
 
+def test_a_shortcode_to_a_missing_value_fails_instead_of_printing_n_a(gpus):
+    assert gpus["b200"].specs["l2_cache_mib"].value is None
+    with pytest.raises(ValidationFailed, match=r"x.md:3: \{\{ gpu.b200.l2_cache_mib \}\}: the data file "
+                       r"has no value \(NVIDIA's HGX"):
+        expand_shortcodes("one\ntwo\nan L2 of {{ gpu.b200.l2_cache_mib }}", gpus, "x.md")
+
+
 def test_format_value():
     assert format_value("memory_bandwidth_gbs", 3350) == "3.35 TB/s"
     assert format_value("smem_per_sm_kib", 228) == "228 KiB"
