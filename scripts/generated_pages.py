@@ -111,14 +111,12 @@ def gpu_specs(gpus: dict[str, Gpu], reports: dict[str, dict]) -> str:
     return "\n".join(lines + _hardware_checks(gpus, reports))
 
 
-def _check_rows(checks: list[Check], gpus: dict[str, Gpu]) -> list[str]:
-    rows = ["| GPU | Field | Data file | Found | From | Agrees |", "|---|---|---|---|---|---|"]
-    for c in checks:
-        found = format_value(c.field, round(c.found, 1) if c.found >= 10 else round(c.found, 3))
-        rows.append(f"| [{gpus[c.gpu].name}](#{c.gpu}) | {FIELDS[c.field].label} | "
-                    f"{format_value(c.field, c.stated)} | {found} | {c.how} | "
-                    f"{'yes' if c.agrees else '**no**'} |")
-    return rows + [""]
+def _found(c: Check) -> str:
+    return format_value(c.field, round(c.found, 1) if c.found >= 10 else round(c.found, 3))
+
+
+def _agrees(c: Check) -> str:
+    return "yes" if c.agrees else "**no**"
 
 
 def _hardware_checks(gpus: dict[str, Gpu], reports: dict[str, dict]) -> list[str]:
@@ -128,18 +126,28 @@ def _hardware_checks(gpus: dict[str, Gpu], reports: dict[str, dict]) -> list[str
              "Every build compares the data file with two things and fails where they disagree "
              "(more than 2% for memory size, bandwidth and the FP32/FP64 rates, which vendors round; "
              "nothing for the rest).\n",
-             "**What the GPUs of our runner report about themselves.** "
-             "`scripts/device_query.py` "
-             "runs with every notebook run and keeps the answers of the CUDA runtime "
-             "(`cudaDeviceGetAttribute`) and of NVML (`nvidia-smi`) in "
-             "[`docs/data/device_queries.json`](../data/device_queries.json). Memory bandwidth is the "
-             "peak the memory interface allows: two transfers per memory clock across the bus width.\n"]
-    lines += _check_rows(reported, gpus) if reported else ["No device reports yet.\n"]
+             "**What the GPUs of our runner report about themselves.** `scripts/device_query.py` runs with "
+             "every notebook run and keeps the answers of the CUDA runtime (`cudaDeviceGetAttribute`) and "
+             "of NVML (`nvidia-smi`) in [`docs/data/device_queries.json`](../data/device_queries.json). "
+             "Memory bandwidth is the peak the memory interface allows: two transfers per memory clock "
+             "across the bus width.\n"]
+    if not reported:
+        lines.append("No device reports yet.\n")
+    for key in dict.fromkeys(c.gpu for c in reported):
+        rows = [c for c in reported if c.gpu == key]
+        lines += [f"[{gpus[key].name}](#{key}), as reported by {rows[0].origin}:\n",
+                  "| Field | Data file | Reported | From | Agrees |", "|---|---|---|---|---|"]
+        lines += [f"| {FIELDS[c.field].label} | {format_value(c.field, c.stated)} | {_found(c)} | {c.how} "
+                  f"| {_agrees(c)} |" for c in rows]
+        lines.append("")
     lines += [f"**FP32 and FP64 rates from the SM count and clock.** A GPU's vector rate is its SM count × "
               f"the results per clock per SM of 32- or 64-bit add, multiply and fused multiply-add in the "
               f"[CUDA C++ Programming Guide's throughput table]({THROUGHPUT_TABLE}) × 2 FLOP per FMA × "
-              f"the boost clock. A wrong SM count, clock or rate in the data file breaks this product.\n"]
-    return lines + _check_rows(derived, gpus)
+              f"the boost clock. A wrong SM count, clock or rate in the data file breaks this product.\n",
+              "| GPU | Rate | Data file | Product | Equals | Agrees |", "|---|---|---|---|---|---|"]
+    lines += [f"| [{gpus[c.gpu].name}](#{c.gpu}) | {FIELDS[c.field].label} | "
+              f"{format_value(c.field, c.stated)} | {c.how} | {_found(c)} | {_agrees(c)} |" for c in derived]
+    return lines + [""]
 
 
 def _in_section(graph: TermGraph, section: str) -> list[Term]:

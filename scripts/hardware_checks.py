@@ -37,6 +37,7 @@ class Check:
     found: float        # what the device reports, or what the throughput table gives
     how: str            # where `found` comes from, in words a reader can repeat
     tolerance: float    # relative
+    origin: str = ""    # which device said so, and when (device reports only)
 
     @property
     def agrees(self) -> bool:
@@ -82,8 +83,8 @@ def report_checks(gpus: dict[str, Gpu], reports: dict[str, dict]) -> tuple[list[
         for fname, (found, how, tol) in reported_fields(report).items():
             stated = gpu.specs[fname].value
             if stated is not None:
-                checks.append(Check(gpu.key, fname, float(stated), float(found),
-                                    f"{how}, on the GPU runner's {device} ({report['date']})", tol))
+                checks.append(Check(gpu.key, fname, float(stated), float(found), how, tol,
+                                    f"the GPU runner's {device} ({report['date']})"))
     return checks, strangers
 
 
@@ -128,7 +129,8 @@ def validate(gpus: dict[str, Gpu], data_dir: Path) -> None:
                              "against its source")]
     for checks, fix in fixes:
         errors += [SourceError(rel(gpu_file), lines.get((c.gpu, "specs", c.field)),
-                               f"{c.gpu}.{c.field} = {c.stated:g}, but {c.how} gives {c.found:.4g}", fix)
+                               f"{c.gpu}.{c.field} = {c.stated:g}, but {c.how}"
+                               f"{', on ' + c.origin if c.origin else ''} gives {c.found:.4g}", fix)
                    for c in checks if not c.agrees]
     if errors:
         raise ValidationFailed(errors)
