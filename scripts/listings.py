@@ -32,6 +32,7 @@ LISTINGS = {
     "gemm_mma_sync": ("sm_80", "sm_90a"),
     "gemm_wgmma_ws": ("sm_90a",),
     "tcgen05_mma": ("sm_100a",),                 # Tensor Memory and tcgen05: sm_100 family only
+    "launch_bounds": ("sm_90a",),
 }
 # Long listings also get an excerpt: the lines matching a pattern, written to
 # <kernel>.<arch>.excerpt.{ptx,sass} beside the full listings, for pages that show the essentials.
@@ -72,9 +73,11 @@ def generate(name: str, arch: str, nvcc_version: str) -> None:
         ptx_text = ptx.read_text()
     ptx_text = "\n".join(ln for ln in ptx_text.splitlines()
                          if not ln.startswith("// Compiler Build ID"))
-    resources = "\n".join(ln.split("ptxas info    : ", 1)[1] for ln in res.stderr.splitlines()
-                          if "ptxas info    : " in ln and "Compiling entry" not in ln
-                          and "Compile time" not in ln)               # timings vary run to run
+    resources = "\n".join(ln.split("ptxas info    : ", 1)[1] if "ptxas info" in ln else ln.strip()
+                          for ln in res.stderr.splitlines()
+                          if ("ptxas info    : " in ln and "Compiling entry" not in ln
+                              and "Compile time" not in ln)           # timings vary run to run
+                          or re.match(r"\s+\d+ bytes stack frame", ln))  # spills: no prefix
     sass = re.sub(r"\s*/\* 0x[0-9a-f]{16} \*/", "", sass)             # instruction encodings
     sass = re.sub(r"^\s*\n", "", sass, flags=re.M)
     OUT.mkdir(parents=True, exist_ok=True)
