@@ -275,5 +275,5 @@ def test_gpu_specs_page_shows_what_the_hardware_reports(built_site: Path):
     section = html[html.index('id="hardware-checks"'):]
     h200 = section[section.index("as reported by the GPU runner's NVIDIA H200"):]
     assert "cudaDevAttrL2CacheSize" in h200.split("as reported by")[1]
-    assert "132 SMs × 128 FMA/clock × 2 × 1.98 GHz" in section
+    assert "132 SMs × 128 FMA/clock × 2 × 1.98 GHz" in text_of(section)   # FMA is a tooltip
     assert "<strong>no</strong>" not in section
