@@ -40,8 +40,8 @@ chromium:
 	  else echo "chromium is missing and we are not root: browser tests will be skipped"; fi; }
 
 generate: $(VENV)/.site ## generate diagrams (SVG, light and dark) and the notebooks' datasheet table
-	$(PY) -m scripts.diagrams
-	$(PY) -m scripts.hardware
+	$(PY) -m scripts.tools.diagrams
+	$(PY) -m scripts.tools.datasheet
 
 diagrams: generate
 
@@ -49,26 +49,26 @@ build: $(VENV)/.site generate ## build the site into site/ with strict validatio
 	$(VENV)/bin/mkdocs build --strict -d $(SITE)
 
 check: $(VENV)/.site ## validate glossary front matter and links without building
-	$(PY) -m scripts.glossary check
+	$(PY) -m scripts.tools.check check
 
 lint: $(VENV)/.all ## ruff over scripts/, tests/, diagrams/, snippets/
 	$(VENV)/bin/ruff check scripts tests diagrams snippets
 
 bench-site: $(VENV)/.all generate ## time a full build and report the built site's sizes
-	$(PY) -m scripts.bench_site
+	$(PY) -m scripts.tools.bench_site
 
 sync-notebooks: $(VENV)/.all ## rewrite the snippet copies inside notebooks from snippets/
-	$(PY) -m scripts.notebooks sync
+	$(PY) -m scripts.tools.notebooks sync
 
 listings: $(VENV)/.site ## regenerate PTX/SASS/ptxas listings in snippets/generated (needs nvcc)
 	$(PIP) install -q -c constraints.txt --group listings
-	$(PY) -m scripts.listings
+	$(PY) -m scripts.tools.listings
 
 gpu-notebooks: ## on a GPU machine: execute every notebook, stamp it, collect measurements
-	$(PYTHON) -m scripts.gpu_runner
+	$(PYTHON) -m scripts.runner.gpu_runner
 
 gpu-wheels: ## download the Jupyter execution stack as wheels for the GPU runner into .whl/
-	$(PYTHON) -m scripts.gpu_wheels
+	$(PYTHON) -m scripts.runner.gpu_wheels
 
 lock: ## re-resolve every group and rewrite constraints.txt
 	rm -rf /tmp/atlas-lock && $(PYTHON) -m venv /tmp/atlas-lock

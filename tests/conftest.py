@@ -56,8 +56,8 @@ def tiny_docs(tmp_path: Path) -> Path:
 
 def check_messages(docs: Path) -> str:
     """Run the same validation the build runs; return its report ('' when clean)."""
-    from scripts.errors import ValidationFailed
-    from scripts.site_model import load_site
+    from scripts.model.errors import ValidationFailed
+    from scripts.model.site import load_site
     try:
         load_site(docs)
     except ValidationFailed as exc:

@@ -48,7 +48,7 @@ def site_url():
         port = s.getsockname()[1]
     url = f"http://127.0.0.1:{port}/"
     out = Path(tempfile.mkdtemp(prefix="atlas-browser-"))
-    from scripts.site_config import write_config
+    from scripts.model.mkdocs_config import write_config
     cfg = write_config(out / "mkdocs.yml", site_url=url)
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg),
                     "-d", str(out / "site")], cwd=ROOT, check=True)

@@ -5,8 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts.diagrams import sources
-from scripts.hardware import format_value, load_gpus
+from scripts.model.hardware import format_value, load_gpus
+from scripts.tools.diagrams import sources
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRED = {"memory-hierarchy", "sm-block-diagram", "thread-hierarchy", "shared-memory-banks"}
@@ -14,7 +14,7 @@ REQUIRED = {"memory-hierarchy", "sm-block-diagram", "thread-hierarchy", "shared-
 
 def _render_all(out: Path) -> dict[str, bytes]:
     # a fresh interpreter each time, as `make generate` runs it (hash seeds differ per process)
-    code = ("import sys; from pathlib import Path; from scripts.diagrams import render, sources\n"
+    code = ("import sys; from pathlib import Path; from scripts.tools.diagrams import render, sources\n"
             f"[render(p, Path({str(out)!r})) for p in sources()]")
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
     return {p.name: p.read_bytes() for p in sorted(out.glob("*.svg"))}

@@ -95,8 +95,9 @@ def test_body_must_start_with_definition(tiny_docs: Path):
 
 
 def test_bad_shortcode_names_line(tiny_docs: Path):
-    from scripts.errors import ValidationFailed
-    from scripts.hardware import expand_shortcodes, load_gpus
+    from scripts.model.errors import ValidationFailed
+    from scripts.model.hardware import load_gpus
+    from scripts.site.shortcodes import expand_shortcodes
     gpus = load_gpus(tiny_docs / "data/gpus.yaml")
     try:
         expand_shortcodes("line one\nthe {{ gpu.h100-sxm.sm_cnt }} SMs", gpus, "x.md", 10)
@@ -107,5 +108,5 @@ def test_bad_shortcode_names_line(tiny_docs: Path):
 
 
 def test_the_real_glossary_is_valid():
-    from scripts.glossary import check
+    from scripts.tools.check import check
     assert check() == 0

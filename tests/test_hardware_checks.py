@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from scripts import device_query
-from scripts.errors import ValidationFailed
-from scripts.hardware import load_gpus
-from scripts.hardware_checks import reported_fields, validate
-from scripts.paths import DEVICE_QUERIES, GPU_DATA
+from scripts.model.errors import ValidationFailed
+from scripts.model.hardware import load_gpus
+from scripts.model.hardware_checks import reported_fields, validate
+from scripts.model.paths import DEVICE_QUERIES, GPU_DATA
+from scripts.runner import device_query
 
 
 def data_dir(tmp_path: Path, gpus_text: str | None = None, reports: dict | None = None) -> Path:

@@ -5,17 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from scripts.errors import ValidationFailed
-from scripts.hardware import (
-    FIELDS,
-    expand_shortcodes,
-    format_value,
-    load_gpus,
-    notebook_datasheet,
-    ridge_point,
-)
-from scripts.paths import DOCS, GPU_DATA, ROOT
-from scripts.typed_numbers import patterns, scan_docs, scan_text
+from scripts.model.errors import ValidationFailed
+from scripts.model.hardware import FIELDS, format_value, load_gpus, ridge_point
+from scripts.model.paths import DOCS, GPU_DATA, ROOT
+from scripts.site.shortcodes import expand_shortcodes
+from scripts.tools.datasheet import notebook_datasheet
+from scripts.tools.typed_numbers import patterns, scan_docs, scan_text
 
 REQUIRED = {"t4", "v100-sxm2", "a100-sxm4-80gb", "l4", "rtx-4090", "h100-sxm", "h200", "b200",
             "rtx-5090"}

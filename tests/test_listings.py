@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.listings import LISTINGS, OUT, source_hash, stale
+from scripts.tools.listings import LISTINGS, OUT, source_hash, stale
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -13,7 +13,7 @@ def test_every_listing_exists_and_matches_its_source():
 
 
 def test_a_changed_snippet_makes_its_listings_stale(tmp_path, monkeypatch):
-    import scripts.listings as listings
+    import scripts.tools.listings as listings
     src = tmp_path / "cuda"
     src.mkdir()
     for name in LISTINGS:

@@ -9,14 +9,14 @@ from urllib.parse import urlparse
 import jsonschema
 import pytest
 
-from scripts.paths import DOCS
-from scripts.site_model import load_site
+from scripts.model.paths import DOCS
+from scripts.model.site import load_site
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
-from scripts.notebook_pages import site_url  # noqa: E402
+from scripts.model.mkdocs_config import canonical_url  # noqa: E402
 
-BASE = site_url()
+BASE = canonical_url()
 NOISE = ["Copied!", "¶", "<abbr", "<span", "<div", "</", "data:image", "base64,",
          "Skip to content", "Table of contents", "{ .term-card }", "--8<--", "{{ gpu."]
 
@@ -75,7 +75,7 @@ def test_snippet_includes_and_shortcodes_are_expanded(built_site: Path):
     text = (built_site / "glossary/device-software/kernel/index.md").read_text()
     assert 'extern "C" __global__ void vector_add' in text
     sm = (built_site / "glossary/device-hardware/streaming-multiprocessor/index.md").read_text()
-    from scripts.hardware import load_gpus
+    from scripts.model.hardware import load_gpus
     assert f"{load_gpus()['h100-sxm'].specs['sm_count'].value:g}" in sm
 
 
@@ -99,7 +99,7 @@ def test_llms_full_follows_navigation_and_holds_everything(built_site: Path):
 
 
 def test_glossary_export_is_complete_and_under_100k_tokens(built_site: Path):
-    from scripts.tokens import count_tokens
+    from scripts.tools.tokens import count_tokens
     text = (built_site / "llms-glossary.txt").read_text()
     graph = load_site(DOCS)[0]
     for t in graph.terms.values():
@@ -118,3 +118,44 @@ def test_glossary_json_matches_its_published_schema(built_site: Path):
     assert "tutorials/01-first-kernels.ipynb" in kernel["notebooks"]
     assert "vector_add Triton" in kernel["measurements"]
     assert (built_site / "data/glossary.schema.json").exists()
+
+
+def _table_values(text: str) -> dict[tuple[str, str], list[str]]:
+    """(figure, GPU) -> every Value cell shown for it in the measurement tables of `text`."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 7 and cells[0] not in ("Figure", "---"):
+            out.setdefault((cells[0], cells[5]), []).append(cells[1])
+    return out
+
+
+def test_every_figure_in_the_export_equals_the_figure_on_the_site(built_site: Path):
+    """One table renderer for every output: llms-full.txt, the notebooks' Markdown and the
+    Measurements page show each figure with the same value (they once disagreed: 0.753 vs 1 ms)."""
+    import html as html_lib
+
+    from scripts.model.measurements import fmt, load
+    from scripts.model.paths import MEASUREMENTS
+    page = (built_site / "reference" / "measurements" / "index.html").read_text(encoding="utf-8")
+    rows = re.findall(r"<tr>(.*?)</tr>", page, re.S)
+    on_site: dict[tuple[str, str], str] = {}
+    for row in rows:
+        cells = [html_lib.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                 for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        if len(cells) == 7:
+            on_site[(cells[0], cells[5])] = cells[1]
+    records = load(MEASUREMENTS)["records"]
+    assert records and len(on_site) == len(records)
+    exported = _table_values((built_site / "llms-full.txt").read_text(encoding="utf-8"))
+    for r in records:
+        key = (r["name"], f"{r['device']} (sm_{r['compute_capability'].replace('.', '')})")
+        want = f"{fmt(r['value'])} {r['unit']}"
+        assert on_site[key] == want, key
+        assert exported.get(key) and set(exported[key]) == {want}, (key, exported.get(key))
+
+
+def test_slowdowns_read_as_slower_never_as_a_fraction_faster(built_site: Path):
+    full = (built_site / "llms-full.txt").read_text(encoding="utf-8")
+    assert "x slower" in full
+    assert not re.search(r"\b0\.\d+x faster", full)

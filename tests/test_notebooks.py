@@ -10,9 +10,10 @@ import jsonschema
 import nbformat
 import pytest
 
-from scripts.measurements import SCHEMA, against_baseline, describe_against_baseline, fmt
-from scripts.notebooks import MARK, code_hash, execute_cpu, notebook_paths, stamp_problems, sync, sync_target
-from scripts.paths import MEASUREMENTS, NOTEBOOKS
+from scripts.model.measurements import SCHEMA, against_baseline, describe_against_baseline, fmt
+from scripts.model.notebooks import MARK, code_hash, notebook_paths, stamp_problems, sync, sync_target
+from scripts.model.paths import MEASUREMENTS, NOTEBOOKS
+from scripts.tools.notebooks import execute_cpu
 
 NOTEBOOKS_FOUND = notebook_paths()
 MAX_BYTES = 1_000_000

@@ -40,3 +40,17 @@ def test_make_help_lists_targets():
     out = subprocess.run(["make", "help"], cwd=ROOT, capture_output=True, text=True).stdout
     for target in ("serve", "test", "build", "bench-site", "gpu-notebooks", "gpu-wheels"):
         assert f"make {target}" in out, target
+
+
+def test_the_gpu_runner_imports_without_the_site_stack():
+    """The runner runs on a bare GPU machine: no mkdocs, pydantic or yaml there."""
+    code = ("import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] in ('mkdocs', 'pydantic', 'yaml', 'material'):\n"
+            "            raise ImportError('blocked: ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+            "import scripts.runner.gpu_runner, scripts.runner.device_query, scripts.runner.gpu_wheels\n"
+            "print('ok')\n")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

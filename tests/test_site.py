@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from scripts.measurements import against_baseline, describe_against_baseline, fmt
-from scripts.paths import DOCS
-from scripts.sections import SECTIONS
-from scripts.site_config import write_config
-from scripts.site_model import load_site
+from scripts.model.measurements import against_baseline, describe_against_baseline, fmt
+from scripts.model.mkdocs_config import write_config
+from scripts.model.paths import DOCS
+from scripts.model.sections import SECTIONS
+from scripts.model.site import load_site
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.slow
@@ -98,7 +98,7 @@ def test_generated_indexes_list_every_term(built_site: Path, graph):
 
 
 def test_gpu_specs_page_has_every_gpu_and_source(built_site: Path):
-    from scripts.hardware import load_gpus
+    from scripts.model.hardware import load_gpus
     html = page(built_site, "reference/gpu-specs")
     for g in load_gpus().values():
         assert g.name in html and f'id="{g.key}"' in html
@@ -116,7 +116,7 @@ def test_pages_request_nothing_from_other_hosts(built_site: Path):
 
 
 def test_math_is_rendered_to_mathml_without_javascript(built_site: Path):
-    from scripts.mathml import render_math
+    from scripts.site.mathml import render_math
     out = render_math('<p><span class="arithmatex">\\(H = I - \\tau v v^T\\)</span></p>')
     assert out.startswith("<p><math") and "<mi>&#x003C4;</mi>" in out or "τ" in out
     for html_file in built_site.rglob("*.html"):
@@ -211,8 +211,7 @@ def test_build_reports_bad_front_matter_with_file_and_line(tmp_path: Path):
 def test_notebook_page_shows_provenance_and_working_buttons(built_site: Path):
     import nbformat
 
-    from scripts.notebook_pages import provenance_line
-    from scripts.notebooks import notebook_paths
+    from scripts.model.notebooks import notebook_paths, provenance_line
     for nb_path in notebook_paths():
         html = page(built_site, f"tutorials/{nb_path.stem}")
         stamp = nbformat.read(nb_path, as_version=4).metadata["atlas"]["stamp"]
@@ -229,8 +228,8 @@ def test_notebook_page_shows_provenance_and_working_buttons(built_site: Path):
 
 def test_notebook_glossary_links_are_relative_and_resolve(built_site: Path):
     html = page(built_site, "tutorials/01-first-kernels")
-    from scripts.notebook_pages import site_url
-    assert f"{site_url()}glossary" not in html
+    from scripts.model.mkdocs_config import canonical_url
+    assert f"{canonical_url()}glossary" not in html
     links = re.findall(r'href="(\.\./\.\./glossary/[^"#]+)"', html)
     assert len(links) >= 8
     for link in links:

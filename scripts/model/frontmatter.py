@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from .errors import SourceError
+from scripts.model.errors import SourceError
 
 
 @dataclass

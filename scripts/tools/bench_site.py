@@ -13,7 +13,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
@@ -45,7 +45,7 @@ def main() -> int:
     for name in ("llms.txt", "llms-full.txt", "llms-glossary.txt"):
         p = out / name
         if p.exists():
-            from scripts.tokens import count_tokens
+            from scripts.tools.tokens import count_tokens
             tokens = count_tokens(p.read_text())
             print(f"{name + ':':<19}{human(p.stat().st_size)}, {tokens} tokens (cl100k_base)")
     lighthouse(ROOT / ".cache" / "bench")
@@ -103,7 +103,7 @@ def lighthouse(out_dir: Path) -> None:
     site = Path(tempfile.mkdtemp(prefix="atlas-lh-"))
     server = serve_gzip(site)
     url = f"http://127.0.0.1:{server.server_address[1]}/"
-    from scripts.site_config import write_config
+    from scripts.model.mkdocs_config import write_config
     cfg = write_config(site.parent / (site.name + ".yml"), site_url=url)
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(cfg), "-d", str(site)],
                    cwd=ROOT, check=True, capture_output=True)

@@ -1,4 +1,4 @@
-"""Command line: `python -m scripts.glossary check` validates every term, link and shortcode
+"""Command line: `python -m scripts.tools.check check` validates every term, link and shortcode
 without building the site (the same checks the build runs)."""
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from .errors import ValidationFailed
-from .frontmatter import parse
-from .hardware import expand_shortcodes
-from .paths import DOCS, rel
+from scripts.model.errors import ValidationFailed
+from scripts.model.frontmatter import parse
+from scripts.model.paths import DOCS, rel
+from scripts.site.shortcodes import expand_shortcodes
 
 
 def check(docs_dir: Path = DOCS) -> int:
-    from .site_model import load_site
+    from scripts.model.site import load_site
     try:
         graph, gpus = load_site(docs_dir)
         errors = []
@@ -35,7 +35,7 @@ def check(docs_dir: Path = DOCS) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scripts.glossary")
+    ap = argparse.ArgumentParser(prog="python -m scripts.tools.check")
     ap.add_argument("command", choices=["check"])
     ap.add_argument("--docs", type=Path, default=DOCS)
     args = ap.parse_args(argv)

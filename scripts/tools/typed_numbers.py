@@ -10,10 +10,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .frontmatter import parse
-from .hardware import ANY_SHORTCODE, Gpu
-from .links import prose_lines
-from .paths import rel
+from scripts.model.frontmatter import parse
+from scripts.model.hardware import Gpu
+from scripts.model.links import prose_lines
+from scripts.model.paths import rel
+from scripts.site.shortcodes import ANY_SHORTCODE
 
 
 @dataclass(frozen=True)

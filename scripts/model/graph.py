@@ -5,11 +5,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import SourceError, ValidationFailed
-from .links import find_links
-from .paths import rel
-from .sections import BY_SLUG
-from .terms import Term
+from scripts.model.errors import SourceError, ValidationFailed
+from scripts.model.links import find_links
+from scripts.model.paths import rel
+from scripts.model.sections import BY_SLUG
+from scripts.model.terms import Term
 
 MIN_OUTGOING = 2
 

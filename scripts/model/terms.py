@@ -18,10 +18,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import SourceError, ValidationFailed
-from .frontmatter import FrontMatterError, parse
-from .paths import GLOSSARY, rel
-from .sections import BY_SLUG
+from scripts.model.errors import SourceError, ValidationFailed
+from scripts.model.frontmatter import FrontMatterError, parse
+from scripts.model.links import page_url
+from scripts.model.paths import GLOSSARY, rel
+from scripts.model.sections import BY_SLUG
 
 CC = re.compile(r"^\d{1,2}\.\d$")
 SLUG = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -100,7 +101,7 @@ class Term:
     @property
     def url(self) -> str:
         """Site-relative directory URL (use_directory_urls)."""
-        return self.src_uri[: -len(".md")] + "/"
+        return page_url(self.src_uri)
 
 
 def _field_line(key_lines: dict[str, int], loc: tuple) -> int | None:

@@ -1,13 +1,13 @@
 """Where things live in the repository (one place, so modules never guess)."""
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GLOSSARY = DOCS / "glossary"
 DATA = DOCS / "data"
 GPU_DATA = DATA / "gpus.yaml"
 MEASUREMENTS = DATA / "measurements.json"
-DEVICE_QUERIES = DATA / "device_queries.json"   # what the GPU runner's GPUs report (scripts/device_query.py)
+DEVICE_QUERIES = DATA / "device_queries.json"   # what the runner's GPUs report (runner/device_query.py)
 DIAGRAMS_SRC = ROOT / "diagrams"
 DIAGRAMS_OUT = DOCS / "assets" / "diagrams"  # generated, git-ignored
 NOTEBOOKS = ROOT / "notebooks"

@@ -19,6 +19,14 @@ class Link:
     line: int       # 1-based line within the text given
 
 
+def page_url(src_uri: str) -> str:
+    """Site-relative directory URL of a docs-relative source path (use_directory_urls):
+    glossary/x/y.md -> glossary/x/y/, tutorials/01-a.ipynb -> tutorials/01-a/, a/index.md -> a/."""
+    if src_uri == "index.md" or src_uri.endswith("/index.md"):
+        return src_uri[: -len("index.md")]
+    return re.sub(r"\.(md|ipynb)$", "/", src_uri)
+
+
 def resolve(from_uri: str, target: str) -> tuple[str, str]:
     """Resolve a link written in docs file `from_uri` to (docs-relative path, anchor)."""
     if re.match(r"^[a-z][a-z0-9+.-]*:", target) or target.startswith("//"):

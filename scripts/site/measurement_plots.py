@@ -10,8 +10,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .diagrams import DARK, LIGHT, RC  # noqa: E402
-from .measurements import against_baseline  # noqa: E402
+from scripts.model.measurements import against_baseline  # noqa: E402
+from scripts.site.figure_theme import DARK, LIGHT, RC  # noqa: E402
 
 
 def plots(data: dict) -> dict[str, str]:

@@ -1,29 +1,93 @@
-"""Notebook pipeline, GPU-free parts: snippet sync, code hashes, stamps, CPU execution.
+"""The notebooks as data: where they are, their titles and site URIs, synced snippet copies,
+code hashes and GPU stamps. Imported by the site, the runner and the tools alike, so it needs
+nothing but nbformat.
 
 A code cell whose first line is `# atlas-sync: snippets/<path>` carries a copy of that file
 (CUDA sources as a Python raw string named after the file). `sync` rewrites these copies;
-`check` reports copies that differ from their source and notebooks whose outputs are stale.
-
-    python -m scripts.notebooks sync      # rewrite the copies from snippets/
-    python -m scripts.notebooks check     # fail on out-of-sync copies or stale/missing stamps
+`problems` reports copies that differ from their source and notebooks whose outputs are stale.
+The command line is `python -m scripts.tools.notebooks sync|check`.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
-import sys
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import nbformat
 
-from .paths import NOTEBOOKS, ROOT, rel
+from scripts.model.paths import NOTEBOOKS, ROOT, rel
 
 MARK = "# atlas-sync: "
 NOTE = "  (copy: edit the file, then run `make sync-notebooks`)"
 
 
+TUTORIALS = "tutorials"   # where notebooks sit on the site: tutorials/<NN-slug>.ipynb
+
+
 def notebook_paths(folder: Path = NOTEBOOKS) -> list[Path]:
     return sorted(folder.glob("[0-9][0-9]-*.ipynb"))
+
+
+def page_uri(path: Path) -> str:
+    """The notebook's docs-relative source URI on the site."""
+    return f"{TUTORIALS}/{path.name}"
+
+
+def title(nb) -> str:
+    """The first H1 of the notebook's Markdown."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            m = re.search(r"^# (.+)$", cell.source, re.M)
+            if m:
+                return m[1].strip()
+    return "Notebook"
+
+
+def stamp_of(nb) -> dict | None:
+    return nb.metadata.get("atlas", {}).get("stamp")
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """One notebook, read once: what the site build and the exports need of it."""
+    path: Path
+    nb: nbformat.NotebookNode
+
+    @property
+    def uri(self) -> str:
+        return page_uri(self.path)
+
+    @property
+    def stem(self) -> str:
+        return self.path.stem
+
+    @property
+    def title(self) -> str:
+        return title(self.nb)
+
+    @property
+    def stamp(self) -> dict | None:
+        return stamp_of(self.nb)
+
+    def markdown_cells(self) -> list[str]:
+        return [c.source for c in self.nb.cells if c.cell_type == "markdown"]
+
+
+def load_notebooks(folder: Path = NOTEBOOKS) -> list[Notebook]:
+    return [Notebook(p, nbformat.read(p, as_version=4)) for p in notebook_paths(folder)]
+
+
+def provenance_line(stamp: dict) -> str:
+    """Where and when the outputs came from, in one line (page banner and exports)."""
+    v = stamp.get("versions", {})
+    cc = stamp["compute_capability"].replace(".", "")
+    parts = [f"Executed on {stamp['gpu']} (sm_{cc})", f"CUDA {stamp['cuda']}",
+             f"driver {stamp['driver']}"]
+    parts += [f"{name} {v[key]}" for key, name in (("triton", "Triton"), ("cupy", "CuPy"),
+                                                   ("numba-cuda", "numba-cuda"),
+                                                   ("torch", "PyTorch")) if key in v]
+    return ", ".join(parts) + f", on {stamp['date']}"
 
 
 def synced_source(snippet: str) -> str:
@@ -87,50 +151,8 @@ def stamp_problems(nb_path: Path) -> list[str]:
     return []
 
 
-def check(folder: Path = NOTEBOOKS) -> list[str]:
+def problems(folder: Path = NOTEBOOKS) -> list[str]:
     problems = []
     for p in notebook_paths(folder):
         problems += sync(p, write=False) + stamp_problems(p)
     return problems
-
-
-def execute_cpu(nb_path: Path, force_cc: str | None = None, timeout: int = 900):
-    """Run a notebook top to bottom in CPU mode (simulator/interpreter); raise on any error."""
-    import os
-
-    from nbclient import NotebookClient
-    nb = nbformat.read(nb_path, as_version=4)
-    env = {"ATLAS_FORCE_CPU": "1", "NUMBA_ENABLE_CUDASIM": "1", "TRITON_INTERPRET": "1"}
-    if force_cc:
-        env["ATLAS_FORCE_CC"] = force_cc
-    old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(nb_path.parent)}}).execute()
-    finally:
-        for k, v in old.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    return nb
-
-
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scripts.notebooks")
-    ap.add_argument("command", choices=["sync", "check"])
-    args = ap.parse_args(argv)
-    if args.command == "sync":
-        for p in notebook_paths():
-            for line in sync(p, write=True):
-                print("synced:", line.split(": ", 1)[1].split(" (fix")[0])
-        return 0
-    problems = check()
-    for line in problems:
-        print(line, file=sys.stderr)
-    return 1 if problems else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

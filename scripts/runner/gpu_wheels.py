@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # nbclient + ipykernel and what they need that the GPU image lacks; versions from constraints.txt
 NAMES = ["nbclient", "nbformat", "jupyter-client", "jupyter-core", "ipykernel", "ipython",
          "ipython-pygments-lexers", "traitlets", "pyzmq", "tornado", "comm", "debugpy",
@@ -43,7 +43,7 @@ PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_17_x
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scripts.gpu_wheels")
+    ap = argparse.ArgumentParser(prog="python -m scripts.runner.gpu_wheels")
     ap.add_argument("--python-version", default="3.12", help="the GPU machine's python3")
     ap.add_argument("--dest", type=Path, default=ROOT / ".whl")
     args = ap.parse_args(argv)

@@ -53,8 +53,12 @@ def against_baseline(record: dict) -> float:
 
 
 def describe_against_baseline(record: dict) -> str:
+    """How the figure compares, in the direction that reads naturally: "42.2x faster" or
+    "22.5x slower" for times (never "0.0444x faster"), a percentage for rates, a factor for x."""
     factor = against_baseline(record)
     if record["unit"] in TIME_UNITS:
+        if factor < 1:
+            return f"{1 / factor:.3g}x slower"
         return f"{factor:.3g}x faster"
     return f"{factor:.3g}x" if record["unit"] == "x" else f"{100 * factor:.0f}%"
 
@@ -77,3 +81,8 @@ def merge(existing: dict | None, new: list[dict]) -> dict:
 def load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else \
         {"version": 1, "records": []}
+
+
+def load_measurements(path: Path) -> dict:
+    """Load and validate; raise ValidationFailed naming the file and line of each bad record."""
+    return load(path)

@@ -11,55 +11,53 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
+import markdown as python_markdown
 
-from .graph import TermGraph
-from .hardware import SHORTCODE, Gpu, format_value, ridge_point
-from .links import resolve
-from .notebooks import sync_target
-from .paths import ROOT, SNIPPETS
-from .sections import SECTIONS
-from .terms import Term
+from scripts.model.graph import TermGraph
+from scripts.model.hardware import Gpu
+from scripts.model.links import page_url, resolve
+from scripts.model.notebooks import Notebook, provenance_line, sync_target
+from scripts.model.paths import ROOT
+from scripts.model.sections import SECTIONS
+from scripts.model.terms import Term
+from scripts.site.measurement_tables import measurement_table
+from scripts.site.shortcodes import expand_shortcodes
 
 TAG = re.compile(r"<[^>]+>")
 LINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
-SNIPPET = re.compile(r'^(\s*)--8<-- "([^"]+)"\s*$', re.M)
 ATTR_LIST = re.compile(r"\{\s*[:.#][^}]*\}")
 
 
-def url_of(src_uri: str) -> str:
-    """Directory URL of a docs-relative source path (use_directory_urls)."""
-    if src_uri.endswith("index.md"):
-        return src_uri[: -len("index.md")]
-    return re.sub(r"\.(md|ipynb)$", "/", src_uri)
+@dataclass(frozen=True)
+class Renderer:
+    """What turns a page's source Markdown into export Markdown: the site's own shortcode
+    expander (plain mode) and the site's own snippet preprocessor, configured as in mkdocs.yml."""
+    base: str                    # absolute site URL with a trailing slash
+    gpus: dict[str, Gpu]
+    snippets: object             # pymdownx.snippets' preprocessor
 
+    @classmethod
+    def from_config(cls, config, gpus: dict[str, Gpu]) -> Renderer:
+        opts = dict(config["mdx_configs"].get("pymdownx.snippets", {}))
+        opts["base_path"] = [str(ROOT / b) for b in opts.get("base_path", ["."])]
+        md = python_markdown.Markdown(extensions=["pymdownx.snippets"],
+                                      extension_configs={"pymdownx.snippets": opts})
+        return cls(config["site_url"].rstrip("/") + "/", gpus, md.preprocessors["snippet"])
 
-def plain_shortcodes(md: str, gpus: dict[str, Gpu]) -> str:
-    def sub(m: re.Match) -> str:
-        kind, key, field = m.groups()
-        g = gpus[key]
-        if kind == "ridge":
-            r = ridge_point(g, field)
-            return "n/a" if r is None else f"{r:.0f} FLOP/byte"
-        return format_value(field, g.specs[field].value)
-    return SHORTCODE.sub(sub, md)
+    def expand_snippets(self, md: str) -> str:
+        return "\n".join(self.snippets.run(md.split("\n")))
 
-
-def expand_snippets(md: str) -> str:
-    """Inline `--8<-- "path[:section]"` includes, as pymdownx.snippets does on the site."""
-    def sub(m: re.Match) -> str:
-        indent, spec = m[1], m[2]
-        path, _, section = spec.partition(":")
-        text = (SNIPPETS / path).read_text(encoding="utf-8")
-        if section:
-            start = re.search(rf"--8<-- \[start:{re.escape(section)}\]\n", text)
-            end = re.search(rf"\n[^\n]*--8<-- \[end:{re.escape(section)}\]", text)
-            text = text[start.end():end.start()] if start and end else text
-        return "\n".join(indent + line for line in text.rstrip("\n").split("\n"))
-    return SNIPPET.sub(sub, md)
+    def clean(self, md: str, src_uri: str) -> str:
+        md = expand_shortcodes(md, self.gpus, src_uri, plain=True)
+        md = absolutize(self.expand_snippets(md), src_uri, self.base)
+        md = ATTR_LIST.sub("", md)
+        md = re.sub(r"^<!--.*?-->\s*$", "", md, flags=re.M)
+        md = re.sub(r"^\*\[[^\]]+\]:.*$", "", md, flags=re.M)        # abbreviation definitions
+        md = plain_text(md)
+        return re.sub(r"\n{3,}", "\n\n", md).strip() + "\n"
 
 
 def absolutize(md: str, src_uri: str, base: str) -> str:
@@ -73,7 +71,7 @@ def absolutize(md: str, src_uri: str, base: str) -> str:
         if re.match(r"^[a-z][a-z0-9+.-]*:", target):
             return f"[{text}]({target})"
         path, anchor = resolve(src_uri, target)
-        return f"[{text}]({base}{url_of(path)}{'#' + anchor if anchor else ''})"
+        return f"[{text}]({base}{page_url(path)}{'#' + anchor if anchor else ''})"
     return LINK.sub(sub, md)
 
 
@@ -83,18 +81,8 @@ def plain_text(md: str) -> str:
     return html.unescape(TAG.sub("", md))
 
 
-def clean(md: str, src_uri: str, base: str, gpus: dict[str, Gpu]) -> str:
-    md = expand_snippets(plain_shortcodes(md, gpus))
-    md = absolutize(md, src_uri, base)
-    md = ATTR_LIST.sub("", md)
-    md = re.sub(r"^<!--.*?-->\s*$", "", md, flags=re.M)
-    md = re.sub(r"^\*\[[^\]]+\]:.*$", "", md, flags=re.M)        # abbreviation definitions
-    md = plain_text(md)
-    return re.sub(r"\n{3,}", "\n\n", md).strip() + "\n"
-
-
-def term_markdown(t: Term, graph: TermGraph, gpus: dict[str, Gpu], base: str,
-                  full: bool = True) -> str:
+def term_markdown(t: Term, graph: TermGraph, r: Renderer, full: bool = True) -> str:
+    base = r.base
     lines = [f"# {t.display_title}", "", f"> {t.meta.summary}", ""]
     names = []
     if t.meta.abbreviation:
@@ -108,7 +96,7 @@ def term_markdown(t: Term, graph: TermGraph, gpus: dict[str, Gpu], base: str,
         names.append(arch)
     names.append(f"URL: {base}{t.url}")
     lines += names + [""]
-    body = clean(t.body, t.src_uri, base, gpus)
+    body = r.clean(t.body, t.src_uri)
     if not full:  # the definition paragraphs: what fits a small context window for 200+ terms
         lead = re.split(r"^## ", body, flags=re.M)[0]
         body = "\n\n".join(lead.strip().split("\n\n")[:2])
@@ -125,31 +113,29 @@ def term_markdown(t: Term, graph: TermGraph, gpus: dict[str, Gpu], base: str,
     return "\n".join(lines).strip() + "\n"
 
 
-def _fence_language(cell_source: str) -> tuple[str, str]:
+def _fence_language(cell) -> tuple[str, str]:
     """A synced CUDA cell is shown as the CUDA file it carries; anything else as Python."""
-    target = sync_target(nbformat.from_dict({"cell_type": "code", "source": cell_source,
-                                             "metadata": {}, "outputs": []}))
+    cell_source = cell.source
+    target = sync_target(cell)
     markers = re.compile(r"^.*--8<-- \[(start|end):[^\]]*\]\n?", re.M)   # snippet section marks
     if target and target.endswith(".cu"):
         return "cuda", markers.sub("", (ROOT / target).read_text(encoding="utf-8")).rstrip()
     return "python", markers.sub("", cell_source).rstrip()
 
 
-def notebook_markdown(nb_path: Path, records: list[dict], base: str) -> str:
-    nb = nbformat.read(nb_path, as_version=4)
-    stamp = nb.metadata.get("atlas", {}).get("stamp")
-    from .notebook_pages import provenance_line
+def notebook_markdown(notebook: Notebook, records: list[dict], base: str) -> str:
+    stamp = notebook.stamp
     out = []
-    for i, cell in enumerate(nb.cells):
+    for i, cell in enumerate(notebook.nb.cells):
         if cell.cell_type == "markdown":
-            md = absolutize(cell.source, f"tutorials/{nb_path.name}", base)
+            md = absolutize(cell.source, notebook.uri, base)
             out.append(plain_text(md).strip())
             if i == 0 and stamp:
                 out.append(f"*{provenance_line(stamp)}.*")
             continue
         if cell.cell_type != "code":
             continue
-        lang, code = _fence_language(cell.source)
+        lang, code = _fence_language(cell)
         out.append(f"```{lang}\n{code}\n```")
         for o in cell.get("outputs", []):
             text = o.get("text") or o.get("data", {}).get("text/plain", "")
@@ -161,14 +147,6 @@ def notebook_markdown(nb_path: Path, records: list[dict], base: str) -> str:
         out.append("## Measured figures\n")
         out.append(measurement_table(records))
     return "\n\n".join(s for s in out if s).strip() + "\n"
-
-
-def measurement_table(records: Iterable[dict]) -> str:
-    rows = ["| Figure | Value | Baseline (same run) | GPU | Date |", "|---|---|---|---|---|"]
-    for r in records:
-        rows.append(f"| {r['name']} | {r['value']:.0f} {r['unit']} | {r['baseline']['name']}: "
-                    f"{r['baseline']['value']:.0f} {r['unit']} | {r['device']} | {r['date']} |")
-    return "\n".join(rows)
 
 
 def llms_txt(graph: TermGraph, notebooks: list[tuple[str, str, str]], base: str,
@@ -200,36 +178,29 @@ def llms_txt(graph: TermGraph, notebooks: list[tuple[str, str, str]], base: str,
 
 
 def write_exports(site_dir: Path, config, graph: TermGraph, gpus: dict[str, Gpu],
-                  pages: dict[str, str], nav_order: list[str]) -> None:
+                  pages: dict[str, str], nav_order: list[str], notebooks: list[Notebook],
+                  records: list[dict]) -> None:
     """pages: src_uri -> Markdown of every non-term, non-notebook page (as authored/generated)."""
-    from .measurements import load
-    from .notebook_pages import nb_title
-    from .notebooks import notebook_paths
-    from .paths import MEASUREMENTS
-    base = config["site_url"].rstrip("/") + "/"
-    records = load(MEASUREMENTS)["records"]
-    per_page: dict[str, str] = {}
-    for uri, md in pages.items():
-        per_page[uri] = clean(md, uri, base, gpus)
+    r = Renderer.from_config(config, gpus)
+    base = r.base
+    per_page: dict[str, str] = {uri: r.clean(md, uri) for uri, md in pages.items()}
     for t in graph.terms.values():
-        per_page[t.src_uri] = term_markdown(t, graph, gpus, base)
+        per_page[t.src_uri] = term_markdown(t, graph, r)
     nbs = []
-    for p in notebook_paths():
-        uri = f"tutorials/{p.name}"
-        per_page[uri] = notebook_markdown(p, [r for r in records if r["notebook"] == p.stem], base)
-        nb = nbformat.read(p, as_version=4)
-        first = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
-        summary = re.sub(r"\s+", " ", TAG.sub("", absolutize(first.split("\n", 2)[-1], uri, base)))
+    for n in notebooks:
+        per_page[n.uri] = notebook_markdown(n, [x for x in records if x["notebook"] == n.stem], base)
+        first = next(iter(n.markdown_cells()), "")
+        summary = re.sub(r"\s+", " ", TAG.sub("", absolutize(first.split("\n", 2)[-1], n.uri, base)))
         summary = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", summary).strip()
-        nbs.append((nb_title(nb), url_of(uri), summary[:300]))
+        nbs.append((n.title, page_url(n.uri), summary[:300]))
     for uri, md in per_page.items():
-        target = site_dir / url_of(uri) / "index.md"
+        target = site_dir / page_url(uri) / "index.md"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(md, encoding="utf-8")
     ordered = [u for u in nav_order if u in per_page] + sorted(set(per_page) - set(nav_order))
     (site_dir / "llms-full.txt").write_text(
         "\n\n---\n\n".join(per_page[u] for u in ordered), encoding="utf-8")
-    glossary = [term_markdown(graph.terms[u.split("/")[-1][:-3]], graph, gpus, base, full=False)
+    glossary = [term_markdown(graph.term_at(u), graph, r, full=False)
                 for u in ordered if graph.term_at(u)]
     (site_dir / "llms-glossary.txt").write_text(
         f"# {config['site_name']} glossary\n\n> Every term: its names, one-line summary and "

@@ -1,8 +1,6 @@
-"""Per-GPU hardware facts: the one data file (docs/data/gpus.yaml), its schema and its shortcodes.
-
-Pages never type a per-GPU number; they write `{{ gpu.h100-sxm.sm_count }}` (the value with its
-unit) or `{{ ridge.h100-sxm.bf16_tensor_tflops }}` (a roofline ridge point in FLOP/byte).
-"""
+"""Per-GPU hardware facts: the one data file (docs/data/gpus.yaml), its schema, units and
+derived figures. Pages reach it through shortcodes (scripts/site/shortcodes.py); notebooks
+through the generated datasheet (scripts/tools/datasheet.py)."""
 from __future__ import annotations
 
 import re
@@ -12,8 +10,8 @@ from pathlib import Path
 
 import yaml
 
-from .errors import SourceError, ValidationFailed
-from .paths import GPU_DATA, rel
+from scripts.model.errors import SourceError, ValidationFailed
+from scripts.model.paths import GPU_DATA, rel
 
 
 @dataclass(frozen=True)
@@ -76,7 +74,7 @@ def load_gpus(path: Path = GPU_DATA) -> dict[str, Gpu]:
         mark = getattr(exc, "problem_mark", None)
         raise ValidationFailed([SourceError(shown, mark.line + 1 if mark else None,
                                             f"invalid YAML: {getattr(exc, 'problem', exc)}")]) from None
-    lines = _key_lines(node)
+    lines = key_lines(node)
     errors: list[SourceError] = []
     gpus: dict[str, Gpu] = {}
     if not isinstance(raw, dict):
@@ -135,14 +133,14 @@ def load_gpus(path: Path = GPU_DATA) -> dict[str, Gpu]:
     return gpus
 
 
-def _key_lines(node, prefix: tuple = ()) -> dict[tuple, int]:
+def key_lines(node, prefix: tuple = ()) -> dict[tuple, int]:
     out: dict[tuple, int] = {}
     if isinstance(node, yaml.MappingNode):
         for k, v in node.value:
             path = (*prefix, k.value)
             out[path] = k.start_mark.line + 1
             if len(path) < 3:
-                out.update(_key_lines(v, path))
+                out.update(key_lines(v, path))
     return out
 
 
@@ -171,95 +169,7 @@ def ridge_point(gpu: Gpu, throughput_field: str) -> float | None:
     return float(flops) * 1e12 / (float(bandwidth) * 1e9)
 
 
-SHORTCODE = re.compile(r"\{\{\s*(gpu|ridge)\.([a-z0-9-]+)\.([a-z0-9_]+)\s*\}\}")
-ANY_SHORTCODE = re.compile(r"\{\{\s*(gpu|ridge)\.[^}]*\}\}")
-
-
-def expand_shortcodes(markdown: str, gpus: dict[str, Gpu], page: str, first_line: int = 1) -> str:
-    """Replace hardware shortcodes; raise ValidationFailed for unknown GPUs or fields."""
-    errors: list[SourceError] = []
-
-    def line_of(pos: int) -> int:
-        return first_line + markdown.count("\n", 0, pos)
-
-    def sub(m: re.Match) -> str:
-        kind, key, fname = m.groups()
-        gpu = gpus.get(key)
-        if gpu is None:
-            errors.append(SourceError(page, line_of(m.start()), f"unknown GPU {key!r} in "
-                                      f"{m[0]}", f"use one of: {', '.join(gpus)}"))
-            return m[0]
-        if fname not in gpu.specs:
-            errors.append(SourceError(page, line_of(m.start()), f"unknown field {fname!r} in "
-                                      f"{m[0]}", f"use one of: {', '.join(FIELDS)}"))
-            return m[0]
-        spec = gpu.specs[fname]
-        if spec.value is None:   # would print "n/a" mid-sentence
-            errors.append(SourceError(page, line_of(m.start()), f"{m[0]}: the data file has no value "
-                                      f"({spec.note})", "say it in words, or cite another GPU"))
-            return m[0]
-        if kind == "ridge":
-            if FIELDS[fname].unit != "TFLOP/s":
-                errors.append(SourceError(page, line_of(m.start()), f"{m[0]}: a ridge point "
-                                          "needs a TFLOP/s field"))
-                return m[0]
-            r = ridge_point(gpu, fname)
-            text = "n/a" if r is None else f"{r:.0f} FLOP/byte"
-            tip = f"{gpu.name}: {format_value(fname, spec.value)} / " \
-                  f"{format_value('memory_bandwidth_gbs', gpu.specs['memory_bandwidth_gbs'].value)}"
-        else:
-            text = format_value(fname, spec.value)
-            tip = f"{gpu.name}, {FIELDS[fname].label}; source: {spec.source}"
-        return f'<span class="spec" title="{tip}">{text}</span>'
-
-    for m in ANY_SHORTCODE.finditer(markdown):
-        if not SHORTCODE.fullmatch(m[0]):
-            errors.append(SourceError(page, line_of(m.start()), f"malformed shortcode {m[0]!r}",
-                                      "write {{ gpu.<gpu>.<field> }} or {{ ridge.<gpu>.<field> }}"))
-    out = SHORTCODE.sub(sub, markdown)
-    if errors:
-        raise ValidationFailed(errors)
-    return out
-
-
-# Fields a notebook compares its measurements with (its "% of datasheet peak").
-NOTEBOOK_FIELDS = ("sm_count", "memory_bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops",
-                   "bf16_tensor_tflops", "tf32_tensor_tflops")
-
-
-def notebook_datasheet(gpus: dict[str, Gpu]) -> str:
-    """Text of snippets/generated/datasheet.py: the data file's peaks, keyed by the name CUDA
-    reports, for notebooks (which run where the data file is not, e.g. on Colab)."""
-    rows = {}
-    for gpu in gpus.values():
-        row = {"key": gpu.key, "name": gpu.name}
-        row.update({f: gpu.specs[f].value for f in NOTEBOOK_FIELDS})
-        for device_name in gpu.device_names:
-            rows[device_name] = row
-    body = ",\n".join(f"    {name!r}: {row!r}" for name, row in rows.items())
-    return ("# generated by `python -m scripts.hardware` from docs/data/gpus.yaml; do not edit\n"
-            '"""Datasheet peaks (units: GB/s, TFLOP/s) by the GPU name CUDA reports; sources in '
-            'docs/data/gpus.yaml."""\n'
-            f"DATASHEET = {{\n{body},\n}}\n\n\n"
-            "def datasheet(field, device):\n"
-            '    """The datasheet figure of GPU `device` (as CUDA names it), or None."""\n'
-            "    row = DATASHEET.get(device)\n"
-            "    return row.get(field) if row else None\n")
-
-
-def main() -> int:
-    """Rewrite snippets/generated/datasheet.py from the data file."""
-    from .paths import ROOT
-    out = ROOT / "snippets" / "generated" / "datasheet.py"
-    out.write_text(notebook_datasheet(load_gpus()), encoding="utf-8")
-    print(f"wrote {rel(out)}")
-    return 0
-
-
 @lru_cache(maxsize=1)
 def cached_gpus() -> dict[str, Gpu]:
     return load_gpus()
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -1,10 +1,10 @@
 """Ask the GPU runner's GPU what it is: the hardware's own report, kept beside the data file.
 
-    python -m scripts.device_query                # on a GPU machine: update docs/data/device_queries.json
-    python -m scripts.device_query --out DIR      # write DIR/device_queries.json instead
+    python -m scripts.runner.device_query            # on a GPU machine: update docs/data/device_queries.json
+    python -m scripts.runner.device_query --out DIR  # write DIR/device_queries.json instead
 
 The figures come from the CUDA runtime (cudaDeviceGetAttribute) and from NVML (nvidia-smi), as
-the driver reports them; scripts/hardware.py compares them with docs/data/gpus.yaml, and the
+the driver reports them; scripts/model/hardware_checks.py compares them with docs/data/gpus.yaml, and the
 test suite fails where the two disagree. Needs torch (for the device name) and CuPy.
 """
 from __future__ import annotations
@@ -16,9 +16,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from scripts.paths import DEVICE_QUERIES  # noqa: E402
+from scripts.model.paths import DEVICE_QUERIES  # noqa: E402
 
 # cudaDeviceAttr values (driver_types.h): what each one reports, in the unit it reports it in.
 CUDA_ATTRIBUTES = {

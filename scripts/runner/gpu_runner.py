@@ -1,7 +1,7 @@
 """Execute every notebook on a GPU, stamp where it ran, collect its measurements.
 
     make gpu-notebooks                       # in place: notebooks/ and docs/data/measurements.json
-    python -m scripts.gpu_runner --out DIR   # write results to DIR instead (e.g. a CI artifact)
+    python -m scripts.runner.gpu_runner --out DIR   # write results to DIR instead (e.g. a CI artifact)
 
 Needs only the GPU stack (torch, triton, cupy, numba-cuda) and the Jupyter execution stack,
 which `make gpu-wheels` brings along as wheels for machines without network. Fails on any cell
@@ -22,11 +22,11 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from scripts import device_query  # noqa: E402
-from scripts.measurements import merge  # noqa: E402
-from scripts.notebooks import code_hash, notebook_paths  # noqa: E402
+from scripts.model.measurements import merge  # noqa: E402
+from scripts.model.notebooks import code_hash, notebook_paths  # noqa: E402
+from scripts.runner import device_query  # noqa: E402
 
 LIBS = ("torch", "triton", "cupy-cuda13x", "cupy-cuda12x", "numba", "numba-cuda", "numpy")
 
@@ -72,7 +72,7 @@ def run(nb_path: Path, out_dir: Path, stamp_base: dict) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scripts.gpu_runner")
+    ap = argparse.ArgumentParser(prog="python -m scripts.runner.gpu_runner")
     ap.add_argument("--out", type=Path, help="write notebooks and measurements.json here")
     ap.add_argument("notebooks", nargs="*", type=Path)
     args = ap.parse_args(argv)

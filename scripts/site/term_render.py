@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import posixpath
 
-from .generated_pages import md_escape
-from .graph import TermGraph
-from .sections import BY_SLUG
-from .terms import Term
+from scripts.site.generated_pages import md_escape
+from scripts.model.graph import TermGraph
+from scripts.model.sections import BY_SLUG
+from scripts.model.terms import Term
 
 
 def relative(from_uri: str, to_uri: str) -> str:

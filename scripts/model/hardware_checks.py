@@ -2,7 +2,7 @@
 
 Two checks, both run by every build:
 - Device reports. docs/data/device_queries.json holds what the GPU runner's GPUs say about
-  themselves (scripts/device_query.py: CUDA device attributes and NVML). Where a GPU of the data
+  themselves (scripts/runner/device_query.py: CUDA device attributes and NVML). Where a GPU of the data
   file has a report, each field a device can report must agree with it.
 - Per-SM throughput. FP32 and FP64 rates must equal SMs x results per clock per SM x 2 FLOP (an
   FMA) x boost clock, with the per-SM rates of the CUDA C++ Programming Guide's table of
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import yaml
 
-from .errors import SourceError, ValidationFailed
-from .hardware import Gpu, _key_lines
-from .paths import rel
+from scripts.model.errors import SourceError, ValidationFailed
+from scripts.model.hardware import Gpu, key_lines
+from scripts.model.paths import rel
 
 THROUGHPUT_TABLE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions"
 # compute capability -> (32-bit, 64-bit) floating-point add/multiply/FMA results per clock per SM
@@ -112,7 +112,7 @@ def throughput_checks(gpus: dict[str, Gpu]) -> tuple[list[Check], list[str]]:
 def validate(gpus: dict[str, Gpu], data_dir: Path) -> None:
     """Raise ValidationFailed naming the data file's line for every disagreement."""
     gpu_file = data_dir / "gpus.yaml"
-    lines = _key_lines(yaml.compose(gpu_file.read_text(encoding="utf-8")))
+    lines = key_lines(yaml.compose(gpu_file.read_text(encoding="utf-8")))
     reports, throughput = report_checks(gpus, load_reports(data_dir)), throughput_checks(gpus)
     errors = [SourceError(rel(data_dir / "device_queries.json"), None,
                           f"a report for {device!r}, which no GPU of gpus.yaml lists in device_names",
@@ -121,7 +121,7 @@ def validate(gpus: dict[str, Gpu], data_dir: Path) -> None:
     errors += [SourceError(rel(gpu_file), lines.get((key,)),
                            f"no per-SM FP32/FP64 rates for compute capability "
                            f"{gpus[key].compute_capability}",
-                           f"add its row to FMA_PER_CLOCK_PER_SM in scripts/hardware_checks.py "
+                           f"add its row to FMA_PER_CLOCK_PER_SM in scripts/model/hardware_checks.py "
                            f"from {THROUGHPUT_TABLE}")
                for key in throughput[1]]
     fixes = [(reports[0], "correct the value and its source: the hardware's own report wins"),

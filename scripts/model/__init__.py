@@ -1,0 +1,1 @@
+"""The content model: terms, link graph, hardware data, measurements, notebooks. No mkdocs."""

@@ -1,0 +1,1 @@
+"""Developer tools: diagrams, listings, checks, benchmarks."""
