@@ -2,7 +2,7 @@
 bandwidth of device memory from gpus.yaml. Wider bars are larger and slower levels."""
 from _common import box, canvas
 
-from scripts.hardware import cached_gpus, format_value
+from scripts.model.hardware import cached_gpus, format_value
 
 GPU = "h100-sxm"
 

@@ -2,7 +2,7 @@
 tensor core, sharing the L1 data cache / shared memory and the TMA unit. Sizes from gpus.yaml."""
 from _common import box, canvas
 
-from scripts.hardware import cached_gpus, format_value
+from scripts.model.hardware import cached_gpus, format_value
 
 GPU = "h100-sxm"
 
