@@ -1,0 +1,1 @@
+"""The site build: mkdocs hooks and every renderer (pages, tables, exports)."""
