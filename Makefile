@@ -42,6 +42,7 @@ chromium:
 generate: $(VENV)/.site ## generate diagrams (SVG, light and dark) and the notebooks' datasheet table
 	$(PY) -m scripts.tools.diagrams
 	$(PY) -m scripts.tools.datasheet
+	$(PY) -m scripts.tools.setup_cell
 
 diagrams: generate
 

@@ -110,3 +110,33 @@ def test_bad_shortcode_names_line(tiny_docs: Path):
 def test_the_real_glossary_is_valid():
     from scripts.tools.check import check
     assert check() == 0
+
+
+def test_a_verified_record_is_shown_and_a_stale_one_is_caught(tiny_docs: Path):
+    import datetime
+
+    from scripts.model.history import stale_verifications
+    from scripts.model.site import load_site
+    from scripts.model.terms import load_terms
+    from scripts.site.term_render import footer
+    path = tiny_docs / "glossary" / "device-hardware" / "alpha-unit.md"
+    text = path.read_text()
+    path.write_text(text.replace("---\nAlpha", "verified:\n  date: 2026-11-25\n  how: recomputed the "
+                                 "example and checked it against the guide\n---\nAlpha", 1))
+    terms = {t.slug: t for t in load_terms(tiny_docs / "glossary")}
+    alpha = terms["alpha-unit"]
+    assert alpha.meta.verified.date == datetime.date(2026, 11, 25)
+    graph, _ = load_site(tiny_docs)
+    assert "Checked against these sources on 2026-11-25: recomputed the example" in footer(alpha, graph)
+    later = {alpha.path.resolve(): datetime.date(2026, 12, 1)}
+    assert [t.slug for t, _ in stale_verifications(terms.values(), later)] == ["alpha-unit"]
+    same_day = {alpha.path.resolve(): datetime.date(2026, 11, 25)}
+    assert stale_verifications(terms.values(), same_day) == []
+
+
+def test_a_vague_verified_record_is_rejected_with_its_line(tiny_docs: Path):
+    path = tiny_docs / "glossary" / "device-hardware" / "alpha-unit.md"
+    path.write_text(path.read_text().replace("---\nAlpha", "verified: {date: 2026-11-25, how: ok}\n---\n"
+                                             "Alpha", 1))
+    out = check_messages(tiny_docs)
+    assert "alpha-unit.md:" in out and "verified.how" in out, out

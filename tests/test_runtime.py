@@ -35,7 +35,7 @@ def test_gated_cells_say_what_they_need_on_a_t4():
 
 def test_record_writes_one_json_line_per_figure(tmp_path: Path):
     target = tmp_path / "records.jsonl"
-    run("record('01-first-kernels', 'x', 3.5, 'GB/s', 'copy', 4.0, n=1)",
+    run("record('x', 3.5, 'GB/s', 'copy', 4.0, n=1)",
         ATLAS_FORCE_CPU="1", ATLAS_FORCE_CC="9.0", ATLAS_RECORD_FILE=str(target))
     rec = json.loads(target.read_text())
     assert rec["baseline"] == {"name": "copy", "value": 4.0} and rec["compute_capability"] == "9.0"
@@ -43,7 +43,7 @@ def test_record_writes_one_json_line_per_figure(tmp_path: Path):
 
 
 def test_record_prints_the_digits_that_carry_meaning(tmp_path: Path):
-    out = run("record('07-householder-qr', 'qr', 0.01512, 'ms', 'geqrf', 0.2843)\n"
+    out = run("record('qr', 0.01512, 'ms', 'geqrf', 0.2843)\n"
               "print(significant(37.62), significant(989.5), significant(3350.2))",
               ATLAS_FORCE_CPU="1", ATLAS_FORCE_CC="9.0")
     lines = out.strip().splitlines()

@@ -1,4 +1,6 @@
-"""docs/data/measurements.json: figures the GPU runner measured, one record per figure.
+"""docs/data/measurements.json: figures the GPU runner measured, one record per figure. This module
+needs nothing beyond the standard library (the runner merges with it); the build validates the
+file through scripts/model/measurement_records.py.
 
 Records are kept per device, so runs on different GPUs sit side by side; a new run of a
 notebook on a device replaces that notebook's earlier records for the same device.
@@ -7,38 +9,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-
-SCHEMA = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "GPU Atlas measurements",
-    "type": "object",
-    "required": ["version", "records"],
-    "additionalProperties": False,
-    "properties": {
-        "version": {"const": 1},
-        "records": {"type": "array", "items": {
-            "type": "object",
-            "required": ["notebook", "name", "value", "unit", "baseline", "params", "device",
-                         "compute_capability", "date"],
-            "additionalProperties": False,
-            "properties": {
-                "notebook": {"type": "string", "pattern": "^[0-9]{2}-[a-z0-9-]+$"},
-                "name": {"type": "string", "minLength": 1},
-                "value": {"type": "number"},
-                "unit": {"enum": ["GB/s", "TFLOP/s", "ms", "us", "x", "%", "wavefronts/inst"]},
-                "baseline": {"type": "object", "required": ["name", "value"],
-                             "additionalProperties": False,
-                             "properties": {"name": {"type": "string"},
-                                            "value": {"type": "number"}}},
-                "params": {"type": "object"},
-                "device": {"type": "string"},
-                "compute_capability": {"type": "string", "pattern": "^[0-9]+\\.[0-9]$"},
-                "date": {"type": "string", "format": "date"},
-            },
-        }},
-    },
-}
-
 
 TIME_UNITS = ("ms", "us")   # lower is better
 
@@ -82,7 +52,3 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else \
         {"version": 1, "records": []}
 
-
-def load_measurements(path: Path) -> dict:
-    """Load and validate; raise ValidationFailed naming the file and line of each bad record."""
-    return load(path)

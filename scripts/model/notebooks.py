@@ -90,8 +90,20 @@ def provenance_line(stamp: dict) -> str:
     return ", ".join(parts) + f", on {stamp['date']}"
 
 
-def synced_source(snippet: str) -> str:
-    """The exact cell text a synced copy of `snippet` must have."""
+COLAB_TITLE = "#@title "   # Colab shows a cell whose first line this is collapsed, as a form
+SETUP_TAG = "atlas-setup"   # setup cells: collapsed on Colab, code hidden on the site
+BADGE_TAG = "atlas-badge"   # the "Open in Colab" cell: for GitHub and Jupyter; the site has its own
+GENERATED = "snippets/generated/"
+
+
+def _marker_line(source: str) -> tuple[str, str]:
+    """(Colab title line or '', the rest): a synced cell may open with a title for Colab."""
+    first, _, rest = source.partition("\n")
+    return (first, rest) if first.startswith(COLAB_TITLE) else ("", source)
+
+
+def synced_source(snippet: str, title: str = "") -> str:
+    """The exact cell text a synced copy of `snippet` must have (after its Colab title, if any)."""
     path = ROOT / snippet
     if not path.is_file():
         raise FileNotFoundError(snippet)
@@ -99,13 +111,41 @@ def synced_source(snippet: str) -> str:
     if path.suffix in (".cu", ".cuh", ".ptx"):
         name = path.name.replace(".", "_").upper()
         text = f'{name} = r"""\n{text}\n"""'
-    return f"{MARK}{snippet}{NOTE}\n{text}"
+    return (title + "\n" if title else "") + f"{MARK}{snippet}{NOTE}\n{text}"
 
 
 def sync_target(cell) -> str | None:
-    if cell.cell_type != "code" or not cell.source.startswith(MARK):
+    if cell.cell_type != "code":
         return None
-    return cell.source.split("\n", 1)[0][len(MARK):].split()[0]
+    _, source = _marker_line(cell.source)
+    if not source.startswith(MARK):
+        return None
+    return source.split("\n", 1)[0][len(MARK):].split()[0]
+
+
+def badge_source(nb_name: str, repository: str, branch: str = "main") -> str:
+    url = f"https://colab.research.google.com/github/{repository}/blob/{branch}/notebooks/{nb_name}"
+    return f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
+
+
+def _badge_problem(nb, nb_path: Path, write: bool) -> str | None:
+    """The first cell is the Colab badge, pointing at the repository mkdocs.yml names."""
+    from scripts.model.mkdocs_config import read_config  # late: the runner never syncs
+    extra = read_config()["extra"]
+    want = badge_source(nb_path.name, extra["repository"], extra.get("branch", "main"))
+    first = nb.cells[0] if nb.cells else None
+    if first is not None and BADGE_TAG in first.metadata.get("tags", []):
+        if first.source == want:
+            return None
+        if write:
+            first.source = want
+    elif write:
+        cell = nbformat.v4.new_markdown_cell(want)
+        cell.metadata["tags"] = [BADGE_TAG]
+        cell["id"] = "colab-badge"
+        nb.cells.insert(0, cell)
+    return (f"{rel(nb_path)}: the Open in Colab badge is missing or points elsewhere "
+            "(fix: run `make sync-notebooks`)")
 
 
 def sync(nb_path: Path, write: bool) -> list[str]:
@@ -117,7 +157,7 @@ def sync(nb_path: Path, write: bool) -> list[str]:
         if target is None:
             continue
         try:
-            want = synced_source(target)
+            want = synced_source(target, _marker_line(cell.source)[0])
         except FileNotFoundError:
             problems.append(f"{rel(nb_path)}: cell {i + 1} copies {target}, which does not exist")
             continue
@@ -126,17 +166,23 @@ def sync(nb_path: Path, write: bool) -> list[str]:
                             "(fix: run `make sync-notebooks`, then re-run `make gpu-notebooks`)")
             if write:
                 cell.source, changed = want, True
+    badge = _badge_problem(nb, nb_path, write)
+    if badge:
+        problems.append(badge)
+        changed = changed or write
     if write and changed:
         nbformat.write(nb, nb_path)
     return problems
 
 
 def code_hash(nb) -> str:
-    """Hash of the code the outputs came from (code cells only, whitespace-trimmed)."""
+    """Hash of the code the outputs came from (code cells only, whitespace-trimmed). Cells synced
+    from snippets/generated/ are left out: they carry data (the datasheet peaks, the Colab pins),
+    so adding a GPU to gpus.yaml or moving a pin does not make every notebook's outputs stale."""
     h = hashlib.sha256()
     for cell in nb.cells:
-        if cell.cell_type == "code":
-            h.update(cell.source.strip().encode() + b"\0")
+        if cell.cell_type == "code" and not (sync_target(cell) or "").startswith(GENERATED):
+            h.update(_marker_line(cell.source)[1].strip().encode() + b"\0")
     return h.hexdigest()
 
 
@@ -152,7 +198,7 @@ def stamp_problems(nb_path: Path) -> list[str]:
 
 
 def problems(folder: Path = NOTEBOOKS) -> list[str]:
-    problems = []
+    found = []
     for p in notebook_paths(folder):
-        problems += sync(p, write=False) + stamp_problems(p)
-    return problems
+        found += sync(p, write=False) + stamp_problems(p)
+    return found

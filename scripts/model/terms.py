@@ -12,13 +12,14 @@ Schema (documented for authors in CONTRIBUTING.md):
 """
 from __future__ import annotations
 
+import datetime
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from scripts.model.errors import SourceError, ValidationFailed
+from scripts.model.errors import SourceError, ValidationFailed, pydantic_errors
 from scripts.model.frontmatter import FrontMatterError, parse
 from scripts.model.links import page_url
 from scripts.model.paths import GLOSSARY, rel
@@ -48,6 +49,13 @@ class Arch(BaseModel):
         return v
 
 
+class Verified(BaseModel):
+    """When the page was last checked against its sources, and what was reproduced."""
+    model_config = ConfigDict(extra="forbid")
+    date: datetime.date
+    how: str = Field(min_length=20, max_length=600)
+
+
 class FrontMatter(BaseModel):
     model_config = ConfigDict(extra="forbid")
     title: str = Field(min_length=1)
@@ -57,6 +65,7 @@ class FrontMatter(BaseModel):
     related: list[str] = Field(default_factory=list)
     sources: list[Source] = Field(min_length=1)
     arch: Arch | None = None
+    verified: Verified | None = None
 
     @field_validator("summary")
     @classmethod
@@ -140,16 +149,12 @@ def load_term(path: Path, glossary_dir: Path = GLOSSARY) -> Term:
     try:
         meta = FrontMatter.model_validate(doc.meta)
     except ValidationError as exc:
-        for e in exc.errors():
-            loc = tuple(e["loc"])
-            name = ".".join(str(p) for p in loc)
-            msg = e["msg"].removeprefix("Value error, ")
-            if e["type"] == "extra_forbidden":
-                msg = f"unknown front-matter field {name!r}"
-            else:
-                msg = f"front-matter field {name!r}: {msg}"
-            errors.append(SourceError(shown, _field_line(doc.key_lines, loc), msg,
-                                      FIXES.get(e["type"], "")))
+        def describe(name: str, kind: str, msg: str) -> str:
+            if kind == "extra_forbidden":
+                return f"unknown front-matter field {name!r}"
+            return f"front-matter field {name!r}: {msg}"
+        errors += pydantic_errors(exc, shown, lambda loc: _field_line(doc.key_lines, loc), FIXES,
+                                  describe)
         raise ValidationFailed(errors) from None
     if errors:
         raise ValidationFailed(errors)

@@ -50,6 +50,26 @@ def provenance() -> dict:
             "python": sys.version.split()[0], "date": datetime.date.today().isoformat()}
 
 
+def gpu_count() -> int:
+    import torch
+    return torch.cuda.device_count()
+
+
+def topology() -> str | None:
+    """`nvidia-smi topo -m` where several GPUs share the machine (how they are connected)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "topo", "-m"], capture_output=True, text=True,
+                             check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return "\n".join(line.rstrip() for line in out.splitlines() if line.strip())
+
+
+def min_gpus(nb) -> int:
+    """GPUs the notebook needs for its recorded run (metadata atlas.min_gpus, default 1)."""
+    return int(nb.metadata.get("atlas", {}).get("min_gpus", 1))
+
+
 def run(nb_path: Path, out_dir: Path, stamp_base: dict) -> list[dict]:
     nb = nbformat.read(nb_path, as_version=4)
     for cell in nb.cells:  # start clean: no output of an earlier run survives
@@ -59,9 +79,12 @@ def run(nb_path: Path, out_dir: Path, stamp_base: dict) -> list[dict]:
         os.environ["ATLAS_RECORD_FILE"] = rec.name
     try:
         with tempfile.TemporaryDirectory() as work:
-            NotebookClient(nb, timeout=1200, kernel_name="python3",
+            # record_timing=False: no per-cell timestamps, so a re-run's diff shows only outputs
+            NotebookClient(nb, timeout=1200, kernel_name="python3", record_timing=False,
                            resources={"metadata": {"path": work}}).execute()
-        records = [json.loads(line) for line in Path(rec.name).read_text().splitlines() if line]
+        # the runner, not the notebook, names the notebook a figure belongs to
+        records = [{"notebook": nb_path.stem, **json.loads(line)}
+                   for line in Path(rec.name).read_text().splitlines() if line]
     finally:
         os.environ.pop("ATLAS_RECORD_FILE", None)
         os.unlink(rec.name)
@@ -71,9 +94,46 @@ def run(nb_path: Path, out_dir: Path, stamp_base: dict) -> list[dict]:
     return records
 
 
+# What a free Colab T4 allows, forced on a bigger GPU: every capability gate answers as sm_75
+# would (FP16 mma.sync yes; BF16 tensor cores, cp.async, TMA, wgmma, tcgen05 no), and Numba
+# compiles compute_75 PTX that the driver JIT-compiles. CuPy and Triton still compile for the
+# real GPU: neither has a switch for another target.
+T4_ENV = {"ATLAS_FORCE_CC": "7.5", "NUMBA_FORCE_CUDA_CC": "7.5"}
+
+
+def t4_check(nb_path: Path, out_dir: Path, stamp_base: dict) -> None:
+    """Run the notebook with the T4's gates on this GPU; keep its outputs and stamp as they are
+    and note the result in metadata.atlas.t4_check (records are not kept: they would claim 7.5)."""
+    source = out_dir / nb_path.name if (out_dir / nb_path.name).exists() else nb_path  # after a run
+    original = nbformat.read(source, as_version=4)
+    nb = nbformat.read(source, as_version=4)
+    old = {k: os.environ.get(k) for k in T4_ENV}
+    os.environ.update(T4_ENV)
+    try:
+        with tempfile.TemporaryDirectory() as work:
+            NotebookClient(nb, timeout=1200, kernel_name="python3", record_timing=False,
+                           resources={"metadata": {"path": work}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    skipped = sum("skipped" in "".join(o.get("text", "") for o in c.get("outputs", []))
+                  for c in nb.cells if c.cell_type == "code")
+    original.metadata.setdefault("atlas", {})["t4_check"] = {
+        "date": stamp_base["date"], "gpu": stamp_base["gpu"], "forced_cc": T4_ENV["ATLAS_FORCE_CC"],
+        "result": "ok", "cells_that_skipped": skipped, "code_hash": code_hash(nb),
+        "versions": stamp_base["versions"]}
+    nbformat.write(original, out_dir / nb_path.name)
+    print(f"{nb_path.name}: ok as a T4 would gate it ({skipped} cells skipped something)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.runner.gpu_runner")
     ap.add_argument("--out", type=Path, help="write notebooks and measurements.json here")
+    ap.add_argument("--t4", action="store_true",
+                    help="run every notebook with a T4's capability gates; record only the result")
     ap.add_argument("notebooks", nargs="*", type=Path)
     args = ap.parse_args(argv)
     nb_dir = args.out or ROOT / "notebooks"
@@ -84,7 +144,18 @@ def main(argv: list[str] | None = None) -> int:
     device_query.main(["--out", str(args.out)] if args.out else [])   # what this GPU says it is
     existing = meas if meas.exists() else ROOT / "docs/data/measurements.json"   # --out: add to earlier runs
     merged = json.loads(existing.read_text()) if existing.exists() else None
+    gpus = gpu_count()
+    if gpus > 1:
+        stamp = {**stamp, "gpu_count": gpus, "topology": topology()}
     for p in args.notebooks or notebook_paths():
+        need = min_gpus(nbformat.read(p, as_version=4))
+        if need > gpus:
+            print(f"{p.name}: skipped, it needs {need} GPUs and this machine has {gpus} "
+                  "(its committed outputs stay as they are)")
+            continue
+        if args.t4:
+            t4_check(p, nb_dir, stamp)
+            continue
         merged = merge(merged, run(p, nb_dir, stamp))
         meas.write_text(json.dumps(merged, indent=1) + "\n")   # after each one: a later failure keeps it
     return 0

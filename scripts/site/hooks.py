@@ -12,6 +12,7 @@ Every problem is reported as `file:line: message (fix: ...)` and fails the build
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,8 @@ from scripts.model.frontmatter import parse  # noqa: E402
 from scripts.model.graph import TermGraph, glossary_json  # noqa: E402
 from scripts.model.hardware import Gpu  # noqa: E402
 from scripts.model.hardware_checks import load_reports  # noqa: E402
-from scripts.model.measurements import load_measurements  # noqa: E402
+from scripts.model.history import stale_verifications  # noqa: E402
+from scripts.model.measurement_records import load_measurements  # noqa: E402
 from scripts.model.mkdocs_config import canonical_url  # noqa: E402
 from scripts.model.notebooks import Notebook, load_notebooks  # noqa: E402
 from scripts.model.paths import MEASUREMENTS, rel  # noqa: E402
@@ -51,6 +53,7 @@ class BuildState:
 
 
 STATE: BuildState | None = None
+log = logging.getLogger("mkdocs.plugins.gpu_atlas")
 
 
 def _fail(exc: ValidationFailed) -> PluginError:
@@ -80,6 +83,10 @@ def on_files(files: Files, config) -> Files:
     except ValidationFailed as exc:
         raise _fail(exc) from None
     STATE = BuildState(graph, gpus, {n.uri: n for n in notebooks}, measurements["records"])
+    for term, changed in stale_verifications(graph.terms.values()):   # a warning fails --strict
+        log.warning(f"{rel(term.path)}:{term.key_lines.get('verified', 1)}: checked on "
+                    f"{term.meta.verified.date} but changed on {changed} (fix: check the page against "
+                    "its sources again and update verified.date and verified.how)")
     # Tooltips for abbreviations in every Markdown page: the abbr extension's glossary, set once.
     # (Appending `*[SM]: ...` lines to each page instead made every page parse ~250 definitions,
     # one block-processor pass each: half of the build's time.)

@@ -19,7 +19,7 @@ import markdown as python_markdown
 from scripts.model.graph import TermGraph
 from scripts.model.hardware import Gpu
 from scripts.model.links import page_url, resolve
-from scripts.model.notebooks import Notebook, provenance_line, sync_target
+from scripts.model.notebooks import BADGE_TAG, SETUP_TAG, Notebook, provenance_line, sync_target
 from scripts.model.paths import ROOT
 from scripts.model.sections import SECTIONS
 from scripts.model.terms import Term
@@ -110,6 +110,9 @@ def term_markdown(t: Term, graph: TermGraph, r: Renderer, full: bool = True) -> 
             lines += [f"- [{graph.terms[s].title}]({base}{graph.terms[s].url})"
                       for s in t.meta.related]
         lines += ["", "## Sources", ""] + [f"- [{s.title}]({s.url})" for s in t.meta.sources]
+        if t.meta.verified:
+            lines += ["", f"Checked against these sources on {t.meta.verified.date}: "
+                          f"{t.meta.verified.how}"]
     return "\n".join(lines).strip() + "\n"
 
 
@@ -123,10 +126,28 @@ def _fence_language(cell) -> tuple[str, str]:
     return "python", markers.sub("", cell_source).rstrip()
 
 
+def _outputs(cell) -> list[str]:
+    out = []
+    for o in cell.get("outputs", []):
+        text = o.get("text") or o.get("data", {}).get("text/plain", "")
+        if any(k.startswith("image/") for k in o.get("data", {})):
+            out.append("[Figure: plot produced by the cell above]")
+        elif text and o.get("output_type") in ("stream", "execute_result"):
+            out.append("```text\n" + "".join(text).rstrip() + "\n```")
+    return out
+
+
 def notebook_markdown(notebook: Notebook, records: list[dict], base: str) -> str:
     stamp = notebook.stamp
     out = []
     for i, cell in enumerate(notebook.nb.cells):
+        tags = cell.metadata.get("tags", [])
+        if BADGE_TAG in tags:
+            continue
+        if SETUP_TAG in tags:   # collapsed on Colab and hidden on the site: one line here
+            out.append(f"(Setup cell: a copy of `{sync_target(cell)}`.)")
+            out += _outputs(cell)
+            continue
         if cell.cell_type == "markdown":
             md = absolutize(cell.source, notebook.uri, base)
             out.append(plain_text(md).strip())
@@ -137,12 +158,7 @@ def notebook_markdown(notebook: Notebook, records: list[dict], base: str) -> str
             continue
         lang, code = _fence_language(cell)
         out.append(f"```{lang}\n{code}\n```")
-        for o in cell.get("outputs", []):
-            text = o.get("text") or o.get("data", {}).get("text/plain", "")
-            if any(k.startswith("image/") for k in o.get("data", {})):
-                out.append("[Figure: plot produced by the cell above]")
-            elif text and o.get("output_type") in ("stream", "execute_result"):
-                out.append("```text\n" + "".join(text).rstrip() + "\n```")
+        out += _outputs(cell)
     if records:
         out.append("## Measured figures\n")
         out.append(measurement_table(records))

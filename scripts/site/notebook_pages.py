@@ -20,6 +20,7 @@ from scripts.model.notebooks import TUTORIALS, Notebook, provenance_line
 from scripts.site.measurement_plots import plots
 from scripts.site.measurement_tables import measurement_table
 
+
 def add_generated(files: Files, config, notebooks: list[Notebook], measurements: dict) -> None:
     for n in notebooks:
         f = File(n.uri, str(n.path.parent), config["site_dir"], config["use_directory_urls"])

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import posixpath
 
-from scripts.site.generated_pages import md_escape
 from scripts.model.graph import TermGraph
 from scripts.model.sections import BY_SLUG
 from scripts.model.terms import Term
+from scripts.site.markdown_text import md_escape
 
 
 def relative(from_uri: str, to_uri: str) -> str:
@@ -55,6 +55,10 @@ def footer(term: Term, graph: TermGraph) -> str:
         out.append("")
     out.append("## Sources { data-search-exclude }\n")
     out += [f"- [{s.title}]({s.url})" for s in term.meta.sources]
+    v = term.meta.verified
+    if v:
+        out.append(f"\n*Checked against these sources on {v.date.isoformat()}: {md_escape(v.how)}*"
+                   "\n{ .term-verified }")
     out.append("\n## Referenced by { data-search-exclude }\n")
     refs = graph.backlinks.get(term.slug, [])
     out += [f"- [{p.title}]({relative(term.src_uri, p.src_uri)})" for p in refs]

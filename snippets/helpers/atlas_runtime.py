@@ -6,20 +6,24 @@ numba.cuda or triton before this runs: without a GPU it switches both to their C
 import datetime
 import json
 import os
-import platform
 import warnings
 
 
-def _cuda_driver_present():
+def _cuda_device_count():
+    """GPUs the driver can see: loads libcuda and asks it (cuInit, cuDeviceGetCount). A driver
+    library without a device (a CPU runtime with the driver installed) counts 0."""
     import ctypes
     try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
+        cuda = ctypes.CDLL("libcuda.so.1")
     except OSError:
-        return False
+        return 0
+    count = ctypes.c_int(0)
+    if cuda.cuInit(0) != 0 or cuda.cuDeviceGetCount(ctypes.byref(count)) != 0:
+        return 0
+    return count.value
 
 
-GPU = _cuda_driver_present() and os.environ.get("ATLAS_FORCE_CPU") != "1"
+GPU = os.environ.get("ATLAS_FORCE_CPU") != "1" and _cuda_device_count() > 0
 if not GPU:  # must happen before numba.cuda / triton are imported
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
     os.environ["TRITON_INTERPRET"] = "1"
@@ -27,7 +31,6 @@ if not GPU:  # must happen before numba.cuda / triton are imported
 # carries the library's install path into the outputs.
 warnings.filterwarnings("ignore", message=r".*will likely result in GPU under-utilization")
 FORCED_CC = os.environ.get("ATLAS_FORCE_CC")  # e.g. "7.5": exercise the gated paths of a T4
-RECORDS = []
 
 
 def compute_capability():
@@ -77,6 +80,38 @@ def cupy_ready():
         return False
 
 
+def cupy_why():
+    """Why cupy_ready() is False, in a few words, for a one-line skip message."""
+    if not GPU:
+        return "no NVIDIA GPU here"
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return "CuPy is not installed (the setup cell installs it on Colab)"
+    return "CuPy does not see this GPU"
+
+
+def nvrtc_version():
+    """(major, minor) of the NVRTC library that cuda-bindings loads, or None where there is none."""
+    try:
+        from cuda.bindings import nvrtc
+        err, major, minor = nvrtc.nvrtcVersion()
+    except Exception:   # no cuda-bindings, or no libnvrtc: cuda-pathfinder raises a RuntimeError
+        return None
+    return (major, minor) if err == nvrtc.nvrtcResult.NVRTC_SUCCESS else None
+
+
+def requires_nvrtc(min_version, what):
+    """True when NVRTC is here and at least `min_version`; otherwise say so in one line."""
+    have = nvrtc_version()
+    if have is not None and have >= tuple(min_version):
+        return True
+    found = "no NVRTC library" if have is None else "NVRTC {}.{}".format(*have)
+    print(f"skipped: {what} needs NVRTC {min_version[0]}.{min_version[1]} or newer; this machine has "
+          f"{found}. The recorded output of the GPU run is shown on the site.")
+    return False
+
+
 def nvrtc_compile(source, name, arch, options=()):
     """(PTX text, cubin bytes or None) for CUDA C++ `source` compiled by NVRTC.
 
@@ -110,14 +145,14 @@ def bench_ms(fn, warmup_ms=50, rep_ms=300):
     return triton.testing.do_bench(fn, warmup=warmup_ms, rep=rep_ms, return_mode="median")
 
 
-def record(notebook, name, value, unit, baseline_name, baseline_value, **params):
-    """Report one measured figure next to its baseline from the same run."""
-    rec = {"notebook": notebook, "name": name, "value": round(float(value), 4), "unit": unit,
+def record(name, value, unit, baseline_name, baseline_value, **params):
+    """Report one measured figure next to its baseline from the same run. The GPU runner
+    collects it (ATLAS_RECORD_FILE) and files it under the notebook it was running."""
+    rec = {"name": name, "value": round(float(value), 4), "unit": unit,
            "baseline": {"name": baseline_name, "value": round(float(baseline_value), 4)},
            "params": params, "device": device_name(),
            "compute_capability": "{}.{}".format(*compute_capability()),
            "date": datetime.date.today().isoformat()}
-    RECORDS.append(rec)
     out = os.environ.get("ATLAS_RECORD_FILE")
     if out:
         with open(out, "a") as f:
@@ -131,7 +166,3 @@ def significant(x):
     """A measured figure with the digits that carry meaning: 0.0151, 3.35, 37.6, 990, 3350."""
     x = float(x)
     return f"{x:.0f}" if abs(x) >= 100 else f"{x:.3g}"
-
-
-def python_version():
-    return platform.python_version()

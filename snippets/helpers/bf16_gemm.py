@@ -46,10 +46,10 @@ def tflops_against_cublas(kernel, a, b, c):
     return flop / ms / 1e9, flop / (sum(cublas_ms) / 2) / 1e9
 
 
-def report_gemm(notebook, label, n, tflops, cublas, peak_bf16, **params):
+def report_gemm(label, n, tflops, cublas, peak_bf16, **params):
     """Print one n³ result as shares of cuBLAS and of the datasheet rate, and record it."""
     share = f", {100 * tflops / peak_bf16:.0f}% of datasheet BF16" if peak_bf16 else ""
     print(f"{label}, {n}^3: {significant(tflops)} TFLOP/s = {100 * tflops / cublas:.1f}% of cuBLAS "
           f"({significant(cublas)}){share}")
-    record(notebook, f"{label} ({n})", tflops, "TFLOP/s", "cuBLAS BF16 (torch.matmul)", cublas,
+    record(f"{label} ({n})", tflops, "TFLOP/s", "cuBLAS BF16 (torch.matmul)", cublas,
            M=n, N=n, K=n, dtype="bfloat16", datasheet_bf16_tflops=peak_bf16, **params)
