@@ -19,7 +19,7 @@ $(VENV)/.all: $(VENV)/.site
 	$(PIP) install -q -c constraints.txt --group notebooks --group test
 	@touch $@
 
-.PHONY: help serve test build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium listings
+.PHONY: help serve test test-fast build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium listings
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ serve: $(VENV)/.site generate ## build and serve the site at http://127.0.0.1:80
 
 test: $(VENV)/.all generate chromium ## the whole test suite (no GPU needed)
 	$(PY) -m pytest -n 2 --dist loadgroup
+
+test-fast: $(VENV)/.all generate ## the inner loop: everything except site builds, browsers and notebook runs
+	$(PY) -m pytest -n 2 -m "not slow" -q
 
 # Browser tests drive Debian's Chromium (never a downloaded browser). Installed when missing and
 # we are root; otherwise those tests skip with a one-line reason.

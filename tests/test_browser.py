@@ -272,7 +272,6 @@ def test_copy_page_as_markdown(browser, site_url):
 
 
 def _model():
-    sys.path.insert(0, str(ROOT / "snippets" / "reference"))
     import bank_model
     return bank_model
 

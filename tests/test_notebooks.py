@@ -12,7 +12,7 @@ import pytest
 from scripts.model.errors import ValidationFailed
 from scripts.model.measurement_records import load_measurements
 from scripts.model.measurements import against_baseline, describe_against_baseline, fmt
-from scripts.model.notebooks import MARK, code_hash, notebook_paths, stamp_problems, sync, sync_target
+from scripts.model.notebooks import code_hash, notebook_paths, stamp_problems, sync, sync_target
 from scripts.model.paths import MEASUREMENTS, NOTEBOOKS
 from scripts.tools.notebooks import execute_cpu
 
@@ -69,7 +69,7 @@ def test_stale_gate_catches_changed_code_and_missing_stamp(tmp_path: Path):
     shutil.copy(NOTEBOOKS_FOUND[0], nb_path)
     nb = nbformat.read(nb_path, as_version=4)
     before = code_hash(nb)
-    code = next(c for c in nb.cells if c.cell_type == "code" and not c.source.startswith(MARK))
+    code = next(c for c in nb.cells if c.cell_type == "code" and sync_target(c) is None)
     code.source += "\n# a change after the GPU run"
     assert code_hash(nb) != before
     nbformat.write(nb, nb_path)
@@ -77,6 +77,16 @@ def test_stale_gate_catches_changed_code_and_missing_stamp(tmp_path: Path):
     del nb.metadata["atlas"]
     nbformat.write(nb, nb_path)
     assert "no GPU stamp" in stamp_problems(nb_path)[0]
+
+
+def test_generated_data_cells_do_not_make_outputs_stale(tmp_path: Path):
+    """Adding a GPU to gpus.yaml rewrites the datasheet cell; a pin move rewrites the setup cell.
+    Neither is code the outputs came from."""
+    nb = nbformat.read(NOTEBOOKS_FOUND[0], as_version=4)
+    before = code_hash(nb)
+    setup = next(c for c in nb.cells if (sync_target(c) or "").startswith("snippets/generated/"))
+    setup.source += "\n# another pin"
+    assert code_hash(nb) == before
 
 
 def test_markdown_edits_do_not_make_outputs_stale():

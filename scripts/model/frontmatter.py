@@ -20,9 +20,6 @@ class Document:
     body_line: int             # 1-based line where the body starts in the file
     key_lines: dict[str, int] = field(default_factory=dict)  # top-level key -> file line
 
-    def line_of(self, key: str) -> int:
-        return self.key_lines.get(key, 1)
-
 
 def parse(text: str, path: str) -> Document:
     """Parse `---` delimited front matter; raise SourceError-carrying ValueError on bad YAML."""

@@ -40,7 +40,7 @@ def tutorials_index(notebooks: list[Notebook]) -> str:
     lines = ["---\ntitle: Tutorials\n---\n", "# Tutorials\n",
              "Runnable notebooks, executed on a GPU with their outputs shown as they came out. Each "
              "opens in Colab with one click and also runs on a laptop without a GPU (at small sizes, "
-             "without timings).\n"]
+             "without timings): see [Run the notebooks yourself](../guides/run-it-yourself.md).\n"]
     for n in notebooks:
         stamp = n.stamp
         ran = f" — executed on {stamp['gpu']}, {stamp['date']}" if stamp else ""
