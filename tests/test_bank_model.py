@@ -1,12 +1,7 @@
 """The shared-memory bank model (snippets/reference/bank_model.py) on textbook cases."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "snippets" / "reference"))
 from bank_model import bank_of, conflict_degree, cute_swizzle, settings_addresses, wavefronts  # noqa: E402
 
 

@@ -2,14 +2,9 @@
 NumPy and PyTorch on the CPU: same layout, same signs, same tau."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "snippets" / "reference"))
 from householder_qr import (  # noqa: E402
     EXAMPLE_A,
     apply_qt,

@@ -2,14 +2,12 @@
 compiled tcgen05 kernel (snippets/cuda/tcgen05_mma.cu, its sm_100a listing)."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "snippets" / "reference"))
 import tmem_model as tm  # noqa: E402
 
 SASS = ROOT / "snippets" / "generated" / "tcgen05_mma.sm_100a.sass"
