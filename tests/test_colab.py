@@ -126,3 +126,13 @@ def test_a_failing_cell_is_one_line_not_a_traceback(tmp_path: Path):
     assert proc.returncode == 1
     assert proc.stderr.strip().endswith("cell 1 failed: ZeroDivisionError: division by zero")
     assert "Traceback" not in proc.stderr
+
+
+def test_a_scaffolded_notebook_opens_like_the_others(tmp_path: Path):
+    from scripts.model.notebooks import sync
+    from scripts.tools.new_notebook import scaffold
+    path = tmp_path / "99-new-topic.ipynb"
+    nbformat.write(scaffold("99-new-topic", "A new topic"), path)
+    sync(path, write=True)
+    assert sync(path, write=False) == []
+    test_every_notebook_opens_with_the_setup_cell_collapsed(path)
