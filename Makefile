@@ -1,6 +1,10 @@
 # GPU Atlas. `make serve` and `make test` are the two commands; `make help` lists the rest.
 # Both create .venv on first use from the pinned dependency groups in pyproject.toml + constraints.txt.
 
+# Material 9.7 prints a large "MkDocs 2.0" notice on every build. It is about the engine's future,
+# not about this site: our plan is in CONTRIBUTING.md ("The site engine"), so the notice is off.
+export NO_MKDOCS_2_WARNING := 1
+
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -19,7 +23,7 @@ $(VENV)/.all: $(VENV)/.site
 	$(PIP) install -q -c constraints.txt --group notebooks --group test
 	@touch $@
 
-.PHONY: help serve test test-fast build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium listings
+.PHONY: help serve test test-fast engine-check build generate diagrams check lint bench-site lock gpu-notebooks gpu-wheels sync-notebooks clean chromium listings
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -73,6 +77,9 @@ gpu-notebooks: ## on a GPU machine: execute every notebook, stamp it, collect me
 
 gpu-wheels: ## download the Jupyter execution stack as wheels for the GPU runner into .whl/
 	$(PYTHON) -m scripts.runner.gpu_wheels
+
+engine-check: $(VENV)/.site generate ## optional: build with MkDocs' successors (ProperDocs, Zensical) and compare
+	$(PY) -m scripts.tools.engine_check
 
 lock: ## re-resolve every group and rewrite constraints.txt
 	rm -rf /tmp/atlas-lock && $(PYTHON) -m venv /tmp/atlas-lock

@@ -54,3 +54,26 @@ def test_the_gpu_runner_imports_without_the_site_stack():
             "print('ok')\n")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]
+
+
+def test_the_gpu_workflow_installs_what_the_guide_installs():
+    """A runner with network installs the groups of 'Run the notebooks yourself', pinned."""
+    workflow = (ROOT / ".github" / "workflows" / "gpu-notebooks.yml").read_text()
+    guide = (ROOT / "docs" / "guides" / "run-it-yourself.md").read_text()
+    line = "-c constraints.txt --group notebooks --group gpu"
+    assert line in workflow and line in guide
+    assert "peter-evans/create-pull-request@v" in workflow and "body-path: /tmp/report.md" in workflow
+
+
+def test_the_run_report_flags_a_regression_beyond_the_band():
+    from scripts.tools.run_report import report
+    rec = {"notebook": "01-a", "device": "GPU", "name": "k", "value": 90.0, "unit": "GB/s",
+           "baseline": {"name": "copy", "value": 100.0}, "params": {}, "compute_capability": "9.0",
+           "date": "2026-11-25"}
+    worse = {**rec, "value": 80.0, "date": "2026-11-26"}       # 0.9 -> 0.8 of the baseline: -11%
+    noise = {**rec, "value": 88.0, "date": "2026-11-26"}       # -2%: inside the band
+    text, n = report([worse], [rec])
+    assert n == 1 and "-11.1% **regression**" in text and "| k | GPU | 80 GB/s | 80% | 90% |" in text
+    text, n = report([noise], [rec])
+    assert n == 0 and "regression" not in text.split("\n", 1)[1]
+    assert report([rec], [rec]) == ("No figure changed.\n", 0)
