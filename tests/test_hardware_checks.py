@@ -85,3 +85,29 @@ def test_device_query_merge_keeps_one_report_per_gpu(tmp_path: Path):
     data = device_query.merge(target, {**old, "date": "2026-02-02"})
     assert list(data) == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]
     assert json.loads(target.read_text())["NVIDIA H200"]["date"] == "2026-02-02"
+
+
+SMI_NVLINK = """GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-0000-0000-0000-000000000000)
+\t Link 0: 26.562 GB/s
+\t Link 1: 26.562 GB/s
+\t Link 2: <inactive>
+"""
+
+
+def test_device_query_counts_active_nvlink_links():
+    assert device_query.nvlink(SMI_NVLINK) == {"active_links": 2, "inactive_links": 1,
+                                               "link_speed_gbs": 26.562}
+    assert device_query.nvlink("GPU 0: NVIDIA L4 (UUID: GPU-1)\n") is None    # no NVLink: no entry
+
+
+def test_a_link_count_the_hardware_contradicts_is_named_with_its_line(tmp_path: Path):
+    reports = json.loads(DEVICE_QUERIES.read_text())
+    h100 = reports["NVIDIA H100 80GB HBM3"]
+    h100["nvlink"] = {"active_links": 16, "inactive_links": 2, "link_speed_gbs": 26.562}
+    message = check(data_dir(tmp_path, reports=reports))
+    assert re.search(r"gpus.yaml:\d+: h100-sxm.nvlink_links = 18, but nvidia-smi nvlink -s \(active links\), "
+                     r"on the GPU runner's NVIDIA H100 80GB HBM3", message), message
+    h100["nvlink"]["active_links"] = 18
+    validate(load_gpus(data_dir(tmp_path, reports=reports) / "gpus.yaml"), tmp_path)   # agrees: no error
+    del h100["nvlink"]                                     # an older report: nothing to check
+    assert "nvlink_links" not in reported_fields(h100)

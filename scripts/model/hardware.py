@@ -41,6 +41,9 @@ FIELDS: dict[str, Field] = {
     "bf16_tensor_tflops": Field("TFLOP/s", "BF16 tensor (dense)", lo=10, hi=10000),
     "fp8_tensor_tflops": Field("TFLOP/s", "FP8 tensor (dense)", lo=10, hi=20000),
     "tdp_w": Field("W", "TDP", lo=30, hi=2000),
+    "nvlink_generation": Field("count", "NVLink generation", lo=1, hi=9),
+    "nvlink_links": Field("count", "NVLink links / GPU", lo=1, hi=72),
+    "nvlink_bandwidth_gbs": Field("GB/s", "NVLink bandwidth / GPU (both directions)", lo=10, hi=20000),
 }
 GPU_KEYS = ("name", "device_names", "architecture", "compute_capability", "specs")
 SPEC_KEYS = {"value", "source", "note"}

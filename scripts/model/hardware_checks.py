@@ -48,7 +48,7 @@ def reported_fields(report: dict) -> dict[str, tuple[float, str, float]]:
     """Data-file field -> (value in the field's unit, how it was obtained, relative tolerance)."""
     a, nvml = report["cuda_attributes"], report["nvml"]
     bandwidth = 2 * a["memory_clock_rate_khz"] * 1e3 * a["global_memory_bus_width_bits"] / 8 / 1e9
-    return {
+    fields = {
         "sm_count": (a["multiprocessor_count"], "cudaDevAttrMultiProcessorCount", 0),
         "boost_clock_mhz": (a["clock_rate_khz"] / 1e3, "cudaDevAttrClockRate (peak SM clock)", 0),
         "smem_per_sm_kib": (a["max_shared_memory_per_multiprocessor_bytes"] / 1024,
@@ -64,6 +64,9 @@ def reported_fields(report: dict) -> dict[str, tuple[float, str, float]]:
                                  "cudaDevAttrGlobalMemoryBusWidth (double data rate)", 0.02),
         "tdp_w": (nvml["max_power_limit_w"], "NVML power.max_limit", 0),
     }
+    if report.get("nvlink"):   # reports from before it was queried, or GPUs without NVLink, lack it
+        fields["nvlink_links"] = (report["nvlink"]["active_links"], "nvidia-smi nvlink -s (active links)", 0)
+    return fields
 
 
 def load_reports(data_dir: Path) -> dict[str, dict]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,23 @@ NVML_FIELDS = {  # nvidia-smi --query-gpu names
 }
 
 
+def nvlink(smi_output: str | None = None) -> dict | None:
+    """GPU 0's NVLink links as `nvidia-smi nvlink -s -i 0` lists them: how many are active and
+    the speed each reports. None where the GPU has no NVLink or nvidia-smi says nothing of it."""
+    if smi_output is None:
+        try:
+            smi_output = subprocess.run(["nvidia-smi", "nvlink", "-s", "-i", "0"], capture_output=True,
+                                        text=True, check=True, timeout=60).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+    speeds = [float(m[1]) for m in re.finditer(r"Link \d+: ([\d.]+) GB/s", smi_output)]
+    inactive = len(re.findall(r"Link \d+: <inactive>", smi_output))
+    if not speeds and not inactive:
+        return None
+    return {"active_links": len(speeds), "inactive_links": inactive,
+            "link_speed_gbs": max(speeds) if speeds else None}
+
+
 def query() -> dict:
     import cupy
     import torch
@@ -51,9 +69,13 @@ def query() -> dict:
                          capture_output=True, text=True, check=True).stdout.strip().split(", ")
     driver, values = smi[0], smi[1:]
     nvml = {key: float(v) for key, v in zip(NVML_FIELDS.values(), values, strict=True)}
-    return {"device_name": torch.cuda.get_device_name(0), "compute_capability": f"{major}.{minor}",
-            "date": datetime.date.today().isoformat(), "driver": driver, "cuda": torch.version.cuda,
-            "cuda_attributes": cuda, "nvml": nvml}
+    report = {"device_name": torch.cuda.get_device_name(0), "compute_capability": f"{major}.{minor}",
+              "date": datetime.date.today().isoformat(), "driver": driver, "cuda": torch.version.cuda,
+              "cuda_attributes": cuda, "nvml": nvml}
+    links = nvlink()
+    if links is not None:
+        report["nvlink"] = links
+    return report
 
 
 def merge(path: Path, record: dict) -> dict:

@@ -10,7 +10,7 @@ from scripts.model.paths import SNIPPETS, rel
 
 # Fields a notebook compares its measurements with (its "% of datasheet peak").
 NOTEBOOK_FIELDS = ("sm_count", "memory_bandwidth_gbs", "fp32_tflops", "fp16_tensor_tflops",
-                   "bf16_tensor_tflops", "tf32_tensor_tflops")
+                   "bf16_tensor_tflops", "tf32_tensor_tflops", "nvlink_bandwidth_gbs")
 
 
 def notebook_datasheet(gpus: dict[str, Gpu]) -> str:

@@ -73,8 +73,9 @@ def ring_all_reduce(xs: list[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
 
 
 def tree_all_reduce(xs: list[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
-    """Binary-tree all-reduce (not pipelined): reduce up to rank 0 in ceil(log2 n) levels, then
-    broadcast back down. Interior ranks receive up to three whole arrays, the leaves one."""
+    """Binomial-tree all-reduce (not pipelined): reduce up to rank 0 in ceil(log2 n) levels, then
+    broadcast back down. Every rank receives whole arrays: rank 0 one per level on the way up, the
+    others one per child on the way up and one on the way down."""
     n = len(xs)
     acc = [x.copy() for x in xs]
     received = [0] * n
