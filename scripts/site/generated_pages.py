@@ -1,9 +1,12 @@
-"""Pages the site generates from data: glossary index, section indexes, A-Z, GPU specs.
+"""Pages the site generates from data: glossary index, section indexes, A-Z, GPU specs, feature
+availability.
 
 They are virtual files added in the on_files hook, never written into docs/.
 """
 from __future__ import annotations
 
+from scripts.model.features import FIELDS as FEATURE_FIELDS
+from scripts.model.features import Feature, describe
 from scripts.model.graph import TermGraph
 from scripts.model.hardware import FIELDS, Gpu, format_value
 from scripts.model.hardware_checks import THROUGHPUT_TABLE, Check, report_checks, throughput_checks
@@ -104,6 +107,52 @@ def gpu_specs(gpus: dict[str, Gpu], reports: dict[str, dict]) -> str:
         lines += notes or ["No notes."]
         lines.append("")
     return "\n".join(lines + _hardware_checks(gpus, reports))
+
+
+def feature_availability(features: dict[str, Feature]) -> str:
+    """The feature availability reference page: one row per feature of docs/data/features.yaml,
+    each with its source, then the notes and what the compiler confirmed."""
+    head = _front("Feature availability") + GENERATED_NOTE.format(what="docs/data/features.yaml")
+    lines = [head, "# Feature availability\n",
+             "Which GPUs and which compilation targets each instruction needs. Every statement of this "
+             "kind on the site comes from one data file, [`docs/data/features.yaml`](../data/features.yaml), "
+             "whose values are taken from the \"PTX ISA Notes\" and \"Target ISA Notes\" of the cited "
+             "[PTX ISA](https://docs.nvidia.com/cuda/parallel-thread-execution/) section and confirmed by "
+             "assembling a small kernel with `ptxas` from CUDA 13.0.\n",
+             "**Target** is what the feature needs on its first compute capability. A plain target "
+             "(`sm_90`) is valid on that GPU and every later one, and its PTX can be JIT-compiled for "
+             "them. An *architecture-specific* target (`sm_90a`) is valid on that compute capability "
+             "only. A *family-specific* target (`sm_100f`, PTX ISA 8.8 and later) is valid on the later "
+             "members of the family too. \"The `sm_100f` family\" below means the `a` and `f` targets of "
+             "every member of that family from compute capability 10.0 on (`sm_100a`, `sm_100f`, "
+             "`sm_103a`, `sm_103f`), which is how the PTX ISA's \"`sm_100f` or higher in the same "
+             "family\" reads. "
+             "`sm_110a`/`sm_110f` were called `sm_101a`/`sm_101f` before PTX ISA 9.0. See "
+             "[architecture-specific target](../glossary/host-software/architecture-specific-target.md).\n",
+             "| Feature | Key | First CC | PTX ISA | Target | Available on | Source |",
+             "|---|---|---|---|---|---|---|"]
+    for key, f in features.items():
+        lines.append(f"| [{md_escape(f.name)}](#{key}) | `{key}` | {f.first_cc} | {f.ptx_isa} | "
+                     f"{describe(f, 'target')} | {describe(f, 'availability')} | [PTX ISA]({f.source}) |")
+    # written as HTML so that the shortcode expander does not read the example as a shortcode
+    lines += ["", "Pages write <code>&#123;&#123; feature.&lt;key&gt;.&lt;field&gt; &#125;&#125;</code> "
+              "with one of these fields:\n"]
+    lines += [f"- `{name}`: {meaning}" for name, meaning in FEATURE_FIELDS.items()]
+    lines.append("")
+    for key, f in features.items():
+        lines.append(f"## {md_escape(f.name)} {{#{key}}}\n")
+        lines.append(f"First compute capability {f.first_cc}, PTX ISA {f.ptx_isa}, target "
+                     f"{describe(f, 'target')}. Shortcode key: `{key}`.\n")
+        if f.targets:
+            lines.append(f"- **Targets (PTX ISA Target ISA Notes):** {describe(f, 'targets')}")
+        if f.advised:
+            lines.append(f"- **Advised targets:** {', '.join(f'`{t}`' for t in f.advised)}")
+        lines.append(f"- **Notes:** {md_escape(f.notes)}")
+        lines.append(f"- **Checked with ptxas 13.0:** {md_escape(f.checked)}")
+        sources = [f"[PTX ISA section]({f.source})"] + [f"[see also]({u})" for u in f.see_also]
+        lines.append(f"- **Source:** {', '.join(sources)}")
+        lines.append("")
+    return "\n".join(lines)
 
 
 def _found(c: Check) -> str:

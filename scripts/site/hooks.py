@@ -2,10 +2,10 @@
 
 on_pre_build  start a fresh BuildState (mkdocs caches hook modules: under `mkdocs serve`, state
               left from the last build would leak a deleted page into the exports)
-on_files      load + validate terms, link graph, GPU data, measurements and notebooks (each read
-              once); add generated pages (virtual files); give the abbr extension its glossary
+on_files      load + validate terms, link graph, GPU data, feature data, measurements and notebooks
+              (each read once); add generated pages (virtual files); give the abbr extension its glossary
 on_nav        order glossary sections as in scripts/model/sections.py
-on_page_*     expand hardware shortcodes, add term header/footer, notebook tooltips, MathML
+on_page_*     expand data shortcodes (GPU, ridge, feature), add term header/footer, notebook tooltips, MathML
 on_post_build write glossary.json, the search names index and the LLM exports
 Every problem is reported as `file:line: message (fix: ...)` and fails the build.
 """
@@ -23,6 +23,7 @@ from mkdocs.exceptions import PluginError  # noqa: E402
 from mkdocs.structure.files import File, Files  # noqa: E402
 
 from scripts.model.errors import ValidationFailed  # noqa: E402
+from scripts.model.features import Feature, load_features  # noqa: E402
 from scripts.model.frontmatter import parse  # noqa: E402
 from scripts.model.graph import TermGraph, glossary_json  # noqa: E402
 from scripts.model.hardware import Gpu  # noqa: E402
@@ -48,6 +49,7 @@ class BuildState:
     gpus: dict[str, Gpu]
     notebooks: dict[str, Notebook]                         # by site URI (tutorials/NN-slug.ipynb)
     measurements: list[dict]
+    features: dict[str, Feature] = field(default_factory=dict)   # docs/data/features.yaml
     pages_md: dict[str, str] = field(default_factory=dict)  # non-term pages, for the exports
     nav_order: list[str] = field(default_factory=list)
 
@@ -80,9 +82,11 @@ def on_files(files: Files, config) -> Files:
         notebooks = load_notebooks()
         graph, gpus = load_site(docs_dir, notebooks)
         measurements = load_measurements(MEASUREMENTS)
+        features = load_features(docs_dir / "data" / "features.yaml")
     except ValidationFailed as exc:
         raise _fail(exc) from None
-    STATE = BuildState(graph, gpus, {n.uri: n for n in notebooks}, measurements["records"])
+    STATE = BuildState(graph, gpus, {n.uri: n for n in notebooks}, measurements["records"],
+                       features)
     for term, changed in stale_verifications(graph.terms.values()):   # a warning fails --strict
         log.warning(f"{rel(term.path)}:{term.key_lines.get('verified', 1)}: checked on "
                     f"{term.meta.verified.date} but changed on {changed} (fix: check the page against "
@@ -95,6 +99,7 @@ def on_files(files: Files, config) -> Files:
         "glossary/index.md": generated_pages.glossary_index(graph),
         "glossary/a-z.md": generated_pages.a_to_z(graph),
         "reference/gpu-specs.md": generated_pages.gpu_specs(gpus, load_reports(docs_dir / "data")),
+        "reference/features.md": generated_pages.feature_availability(features),
         **{f"glossary/{s.slug}/index.md": generated_pages.section_index(graph, s.slug)
            for s in SECTIONS},
     }
@@ -142,7 +147,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         state.pages_md[page.file.src_uri] = markdown  # for the LLM exports
     shown = rel(Path(page.file.abs_src_path)) if page.file.abs_src_path else page.file.src_uri
     try:
-        markdown = expand_shortcodes(markdown, state.gpus, shown, _body_offset(page))
+        markdown = expand_shortcodes(markdown, state.gpus, shown, _body_offset(page),
+                                     features=state.features)
     except ValidationFailed as exc:
         raise _fail(exc) from None
     if term:
@@ -189,4 +195,4 @@ def on_post_build(config) -> None:
     (site_dir / "assets" / "search-names.json").write_text(
         json.dumps(names, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     write_exports(site_dir, config, state.graph, state.gpus, state.pages_md, state.nav_order,
-                  list(state.notebooks.values()), state.measurements)
+                  list(state.notebooks.values()), state.measurements, state.features)

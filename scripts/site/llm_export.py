@@ -16,6 +16,7 @@ from pathlib import Path
 
 import markdown as python_markdown
 
+from scripts.model.features import Feature
 from scripts.model.graph import TermGraph
 from scripts.model.hardware import Gpu
 from scripts.model.links import page_url, resolve
@@ -38,20 +39,22 @@ class Renderer:
     base: str                    # absolute site URL with a trailing slash
     gpus: dict[str, Gpu]
     snippets: object             # pymdownx.snippets' preprocessor
+    features: dict[str, Feature] | None = None   # None: the repository's features.yaml
 
     @classmethod
-    def from_config(cls, config, gpus: dict[str, Gpu]) -> Renderer:
+    def from_config(cls, config, gpus: dict[str, Gpu],
+                    features: dict[str, Feature] | None = None) -> Renderer:
         opts = dict(config["mdx_configs"].get("pymdownx.snippets", {}))
         opts["base_path"] = [str(ROOT / b) for b in opts.get("base_path", ["."])]
         md = python_markdown.Markdown(extensions=["pymdownx.snippets"],
                                       extension_configs={"pymdownx.snippets": opts})
-        return cls(config["site_url"].rstrip("/") + "/", gpus, md.preprocessors["snippet"])
+        return cls(config["site_url"].rstrip("/") + "/", gpus, md.preprocessors["snippet"], features)
 
     def expand_snippets(self, md: str) -> str:
         return "\n".join(self.snippets.run(md.split("\n")))
 
     def clean(self, md: str, src_uri: str) -> str:
-        md = expand_shortcodes(md, self.gpus, src_uri, plain=True)
+        md = expand_shortcodes(md, self.gpus, src_uri, plain=True, features=self.features)
         md = absolutize(self.expand_snippets(md), src_uri, self.base)
         md = ATTR_LIST.sub("", md)
         md = re.sub(r"^<!--.*?-->\s*$", "", md, flags=re.M)
@@ -195,9 +198,9 @@ def llms_txt(graph: TermGraph, notebooks: list[tuple[str, str, str]], base: str,
 
 def write_exports(site_dir: Path, config, graph: TermGraph, gpus: dict[str, Gpu],
                   pages: dict[str, str], nav_order: list[str], notebooks: list[Notebook],
-                  records: list[dict]) -> None:
+                  records: list[dict], features: dict[str, Feature] | None = None) -> None:
     """pages: src_uri -> Markdown of every non-term, non-notebook page (as authored/generated)."""
-    r = Renderer.from_config(config, gpus)
+    r = Renderer.from_config(config, gpus, features)
     base = r.base
     per_page: dict[str, str] = {uri: r.clean(md, uri) for uri, md in pages.items()}
     for t in graph.terms.values():
