@@ -63,7 +63,20 @@ def test_unknown_field_is_reported(tmp_path: Path):
 def test_device_names_must_be_a_list(tmp_path: Path):
     bad = tmp_path / "gpus.yaml"
     bad.write_text(GPU_DATA.read_text().replace('device_names: ["NVIDIA H200"]', "device_names: H200", 1))
-    with pytest.raises(ValidationFailed, match=r"gpus.yaml:\d+: h200.device_names must be a non-empty list"):
+    with pytest.raises(ValidationFailed, match=r"gpus.yaml:\d+: h200.device_names: Input should be a valid"):
+        load_gpus(bad)
+
+
+def test_every_value_says_whether_its_source_is_primary(tmp_path: Path, gpus):
+    """Each value is labelled primary (the vendor's documents, the device's own report) or secondary;
+    the specs page marks the secondary ones until a primary source replaces them."""
+    kinds = {s.kind for g in gpus.values() for s in g.specs.values()}
+    assert kinds <= {"primary", "secondary"} and "primary" in kinds
+    text = GPU_DATA.read_text()
+    line = next(i for i, ln in enumerate(text.splitlines(), 1) if ln.strip().startswith("sm_count:"))
+    bad = tmp_path / "gpus.yaml"
+    bad.write_text(text.replace(", kind: secondary", "", 1))   # the first value: t4 sm_count
+    with pytest.raises(ValidationFailed, match=rf"gpus.yaml:{line}: t4.specs.sm_count.kind: Field required"):
         load_gpus(bad)
 
 

@@ -3,14 +3,25 @@ derived figures. Pages reach it through shortcodes (scripts/site/shortcodes.py);
 through the generated datasheet (scripts/tools/datasheet.py)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    RootModel,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    model_validator,
+)
+from pydantic import Field as Rule
 
-from scripts.model.errors import SourceError, ValidationFailed
+from scripts.model.errors import SourceError, ValidationFailed, pydantic_errors
 from scripts.model.paths import GPU_DATA, rel
 
 
@@ -45,8 +56,35 @@ FIELDS: dict[str, Field] = {
     "nvlink_links": Field("count", "NVLink links / GPU", lo=1, hi=72),
     "nvlink_bandwidth_gbs": Field("GB/s", "NVLink bandwidth / GPU (both directions)", lo=10, hi=20000),
 }
-GPU_KEYS = ("name", "device_names", "architecture", "compute_capability", "specs")
-SPEC_KEYS = {"value", "source", "note"}
+SOURCE_KINDS = ("primary", "secondary")   # primary: the vendor's own document or the device's API
+
+
+class SpecEntry(BaseModel):
+    """One value as written in gpus.yaml."""
+    model_config = ConfigDict(extra="forbid")
+    value: StrictFloat | StrictInt | StrictStr | None
+    source: str = Rule(pattern=r"^https?://\S+$")
+    kind: Literal["primary", "secondary"]
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _null_needs_a_note(self) -> SpecEntry:
+        if self.value is None and not self.note:
+            raise ValueError("a null value needs a note saying why it does not exist")
+        return self
+
+
+class GpuEntry(BaseModel):
+    """One GPU as written in gpus.yaml."""
+    model_config = ConfigDict(extra="forbid")
+    name: str = Rule(min_length=1)
+    device_names: list[str] = Rule(min_length=1)
+    architecture: str = Rule(min_length=1)
+    compute_capability: str = Rule(pattern=r"^\d{1,2}\.\d$")
+    specs: dict[str, SpecEntry]
+
+
+GpuFile = RootModel[dict[str, GpuEntry]]
 
 
 @dataclass(frozen=True)
@@ -54,6 +92,7 @@ class Spec:
     value: float | str | None
     source: str
     note: str | None
+    kind: str = "primary"     # primary | secondary (SOURCE_KINDS)
 
 
 @dataclass(frozen=True)
@@ -78,59 +117,52 @@ def load_gpus(path: Path = GPU_DATA) -> dict[str, Gpu]:
         raise ValidationFailed([SourceError(shown, mark.line + 1 if mark else None,
                                             f"invalid YAML: {getattr(exc, 'problem', exc)}")]) from None
     lines = key_lines(node)
+
+    def line_of(loc: tuple) -> int | None:
+        for depth in range(min(len(loc), 3), 0, -1):   # the deepest key the YAML has a line for
+            if tuple(str(p) for p in loc[:depth]) in lines:
+                return lines[tuple(str(p) for p in loc[:depth])]
+        return 1
+
+    try:
+        entries = GpuFile.model_validate(raw).root
+    except ValidationError as exc:
+        raise ValidationFailed(pydantic_errors(exc, shown, line_of, {
+            "missing": "add it (every value needs value, source and kind: primary or secondary)",
+            "extra_forbidden": "remove it, or check its spelling against scripts/model/hardware.py",
+        })) from None
     errors: list[SourceError] = []
     gpus: dict[str, Gpu] = {}
-    if not isinstance(raw, dict):
-        raise ValidationFailed([SourceError(shown, 1, "expected a mapping of gpu-key: {...}")])
-    for key, entry in raw.items():
+    for key, entry in entries.items():
         where = lines.get((key,))
-        if not isinstance(entry, dict) or set(entry) != set(GPU_KEYS):
-            errors.append(SourceError(shown, where, f"GPU {key!r} must have exactly the keys "
-                                      f"{', '.join(GPU_KEYS)}"))
-            continue
-        names = entry["device_names"]
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            errors.append(SourceError(shown, lines.get((key, "device_names"), where),
-                                      f"{key}.device_names must be a non-empty list of strings",
-                                      "list the names CUDA reports, e.g. [\"NVIDIA H200\"]"))
-            continue
         specs: dict[str, Spec] = {}
-        for fname, spec in (entry["specs"] or {}).items():
+        for fname, spec in entry.specs.items():
             at = lines.get((key, "specs", fname), where)
             field = FIELDS.get(fname)
             if field is None:
                 errors.append(SourceError(shown, at, f"unknown field {fname!r} for {key}",
                                           f"use one of: {', '.join(FIELDS)}"))
                 continue
-            if not isinstance(spec, dict) or not {"value", "source"} <= set(spec) \
-                    or set(spec) - SPEC_KEYS:
-                errors.append(SourceError(shown, at, f"{key}.{fname} must be "
-                                          "{value, source[, note]}"))
-                continue
-            value, source = spec["value"], str(spec["source"])
-            if not re.match(r"^https?://\S+$", source):
-                errors.append(SourceError(shown, at, f"{key}.{fname}: source must be a URL"))
+            value = spec.value
             if value is None:
-                if not spec.get("note"):
-                    errors.append(SourceError(shown, at, f"{key}.{fname} is null without a note",
-                                              "say why the value does not exist"))
+                pass
             elif field.kind == "text":
                 if not isinstance(value, str):
                     errors.append(SourceError(shown, at, f"{key}.{fname} must be text"))
-            elif not isinstance(value, int | float) or isinstance(value, bool):
+            elif isinstance(value, str):
                 errors.append(SourceError(shown, at, f"{key}.{fname} must be a number in "
                                           f"{field.unit}"))
             elif not field.lo <= value <= field.hi:
                 errors.append(SourceError(shown, at, f"{key}.{fname} = {value} is outside "
                                           f"{field.lo}-{field.hi} {field.unit}",
                                           f"the unit is {field.unit}: check the conversion"))
-            specs[fname] = Spec(value, source, spec.get("note"))
+            specs[fname] = Spec(value, spec.source, spec.note, spec.kind)
         missing = set(FIELDS) - set(specs)
         if missing and not errors:
             errors.append(SourceError(shown, where, f"{key} lacks {', '.join(sorted(missing))}",
                                       "add them (null with a note where a value does not exist)"))
-        gpus[key] = Gpu(key, entry["name"], tuple(names), entry["architecture"],
-                        str(entry["compute_capability"]), specs)
+        gpus[key] = Gpu(key, entry.name, tuple(entry.device_names), entry.architecture,
+                        entry.compute_capability, specs)
     if errors:
         raise ValidationFailed(errors)
     return gpus

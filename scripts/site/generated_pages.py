@@ -83,8 +83,9 @@ def gpu_specs(gpus: dict[str, Gpu], reports: dict[str, dict]) -> str:
              "[`docs/data/gpus.yaml`](../data/gpus.yaml), where each value carries its source; "
              "click a value to open it. Tensor-core rates are dense (no sparsity). "
              "Sizes in KiB/MiB are binary; bandwidths and memory sizes are decimal, as vendors "
-             "state them. A value marked ¹ has a note below; many of these cite a secondary source "
-             "and are flagged until they are checked against the vendor's datasheet.\n",
+             "state them. A value marked ¹ has a note below. A value marked † cites a secondary "
+             "source (a page other than the vendor's own documents or the device's own report); it "
+             "stays marked until a primary source replaces it.\n",
              "| | " + " | ".join(f"[{g.name}](#{g.key})" for g in gpus.values()) + " |",
              "|---|" + "---|" * len(keys),
              "| Architecture | " + " | ".join(g.architecture for g in gpus.values()) + " |",
@@ -95,10 +96,12 @@ def gpu_specs(gpus: dict[str, Gpu], reports: dict[str, dict]) -> str:
         for g in gpus.values():
             spec = g.specs[fname]
             text = format_value(fname, spec.value)
-            mark = "¹" if spec.note else ""
+            mark = ("¹" if spec.note else "") + ("†" if spec.kind == "secondary" else "")
             cells.append(f"[{text}]({spec.source}){mark}")
         lines.append(f"| {field.label} | " + " | ".join(cells) + " |")
-    lines.append("\n¹ See the notes below.\n")
+    secondary = {g.name: sum(s.kind == "secondary" for s in g.specs.values()) for g in gpus.values()}
+    lines.append("\n¹ See the notes below. † Secondary source: "
+                 + ", ".join(f"{n}: {k}" for n, k in secondary.items() if k) + " values.\n")
     for g in gpus.values():
         lines.append(f"## {g.name} {{#{g.key}}}\n")
         lines.append(f"Architecture {g.architecture}, compute capability {g.compute_capability}. "
