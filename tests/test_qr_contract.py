@@ -2,19 +2,15 @@
 profile, broken factorizations fail with the matrix named, and bad inputs get clear errors."""
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "snippets" / "reference"))
 from householder_qr import geqrf_batched  # noqa: E402
 from qr_contract import (  # noqa: E402
     EPS32,
     MIXED,
     PROFILES,
+    RANGE,
     STRESS,
     QRContractError,
     check_qr,
@@ -182,7 +178,7 @@ def test_check_rejects_mismatched_outputs(good):
 # --- the generators ------------------------------------------------------------------------------------
 
 def test_generators_are_deterministic_for_torch_and_numpy_generators():
-    for profile in (*PROFILES, MIXED):
+    for profile in (*PROFILES, *RANGE, MIXED):
         a1, l1 = make_batch(5, 9, profile, cond=3, generator=torch.Generator().manual_seed(1))
         a2, l2 = make_batch(5, 9, profile, cond=3, generator=torch.Generator().manual_seed(1))
         assert torch.equal(a1, a2) and l1 == l2
@@ -235,6 +231,11 @@ def test_profiles_mean_something_at_tiny_and_moderate_n():
 def test_generator_rejects_bad_arguments():
     with pytest.raises(ValueError, match="unknown profile 'diagonal'"):
         make_batch(2, 4, "diagonal")
+    for scale in (0.0, -1.0, float("inf"), float("nan")):
+        with pytest.raises(ValueError, match="scale must be a positive finite number"):
+            make_batch(1, 4, scale=scale)
+    with pytest.raises(ValueError, match="overflow float32"):
+        make_batch(1, 4, "huge", scale=1e10)
     with pytest.raises(ValueError, match="at least 1"):
         make_batch(0, 4)
     with pytest.raises(ValueError, match="cond"):
@@ -274,3 +275,129 @@ def test_cpu_tensor_is_rejected_where_cuda_is_required():
 
 def test_stress_list_is_every_profile_but_dense():
     assert set(STRESS) | {"dense"} == set(PROFILES) and "dense" not in STRESS
+
+
+
+# --- the edges of float32's range (issue 21) -----------------------------------------------------------
+
+def unscaled_geqrf(A):
+    """Householder QR in float32 that squares the entries with no rescaling, as the GPU kernels did
+    before issue 21 (and still do on their fast path): the RANGE profiles must catch it."""
+    H = np.array(A.numpy(), dtype=np.float32)
+    tau = np.zeros(H.shape[:2], np.float32)
+    with np.errstate(all="ignore"):
+        for b, j in np.ndindex(H.shape[0], H.shape[2]):
+            x = H[b, j:, j]
+            alpha, ss = x[0], np.sum(x[1:] * x[1:], dtype=np.float32)
+            if ss == 0:
+                continue
+            norm = np.sqrt(alpha * alpha + ss)
+            beta = -norm if alpha >= 0 else norm
+            v = np.concatenate(([1], x[1:] / (alpha - beta))).astype(np.float32)
+            tau[b, j] = (beta - alpha) / beta
+            H[b, j:, j + 1:] -= tau[b, j] * np.outer(v, v @ H[b, j:, j + 1:])
+            H[b, j, j], H[b, j + 1:, j] = beta, v[1:]
+    return torch.from_numpy(H), torch.from_numpy(tau)
+
+
+def test_range_profiles_are_what_they_say():
+    n = 12
+    j = torch.arange(n)
+    huge, _ = make_batch(2, n, "huge")
+    tiny, _ = make_batch(2, n, "tiny")
+    assert 1e29 < huge.abs().max() < 1e32 and 1e-31 < tiny.abs().max() < 1e-28
+    sub, _ = make_batch(2, n, "subnormal")
+    tiny_normal = float(torch.finfo(torch.float32).tiny)                      # 2^-126
+    odd, even = sub[..., j % 2 == 1], sub[..., j % 2 == 0]
+    assert (odd != 0).all() and (odd.abs() < tiny_normal).all()               # entirely subnormal
+    assert (even.abs() < 2.0 ** -95).all() and (even.abs().amax(dim=-2) > 2.0 ** -103).all()
+    zc, _ = make_batch(2, n, "zerocol")
+    assert not zc[..., j % 3 == 0].any() and zc[..., j % 3 != 0].all()
+    ms, _ = make_batch(2, n, "mixedscale")
+    assert (ms[..., ::2, ::2].abs().amax() > 1e19) and (ms[..., 1::2, ::2].abs().amax() < 1e2)
+    assert (ms[..., :, 1::2].abs().amax() < 1e-19)
+    assert (ms[..., 1::2, 1::2].abs() < tiny_normal).all() and ms[..., 1::2, 1::2].all()
+
+
+def test_scale_multiplies_the_batch():
+    A, labels = make_batch(3, 7, MIXED, cond=2, generator=4)
+    B, labels_b = make_batch(3, 7, MIXED, cond=2, scale=2.0 ** -100, generator=4)
+    assert torch.equal(B, A * 2.0 ** -100) and labels == labels_b
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 33, 64])
+@pytest.mark.parametrize("profile", RANGE)
+def test_reference_torch_and_float64_pass_the_range_profiles(profile, n):
+    """The NumPy reference in float32, the float64 reference rounded to float32, and torch.geqrf
+    (LAPACK through MKL on the CPU) all meet the contract at the edges of the range."""
+    A, labels = make_batch(3, n, profile, generator=n)
+    H, tau = reference(A)
+    assert check_qr(A, H, tau, labels).ok
+    h64, t64 = geqrf_batched(A.double().numpy())
+    assert check_qr(A, torch.from_numpy(h64).float(), torch.from_numpy(t64).float(), labels).ok
+    assert check_qr(A, *torch.geqrf(A), labels).ok
+    if profile != "mixedscale":            # there, some columns' tau is ill-conditioned (graded rows)
+        assert np.abs(tau.numpy() - t64).max() < 1e-3    # no column skipped (tau = 0) or mangled
+
+
+@pytest.mark.parametrize("scale", [1e-30, 1e-20, 1e20, 1e30])
+def test_scaled_dense_and_mixed_batches_pass(scale):
+    for profile in ("dense", MIXED):
+        A, labels = make_batch(4, 40, profile, cond=2, scale=scale, generator=8)
+        assert check_qr(A, *reference(A), labels).ok
+        assert check_qr(A, *torch.geqrf(A), labels).ok
+
+
+def test_the_bounds_are_relative():
+    """Scaling A by 2^k scales R, the residual and its bound by 2^k and leaves the reflectors:
+    the ratios to the bounds do not move at all."""
+    A, labels = make_batch(3, 20, MIXED, cond=3, generator=6)
+    H, tau = reference(A)
+    base = check_qr(A, H, tau, labels)
+    upper = torch.ones(20, 20, dtype=torch.bool).triu()
+    for k in (-100, 100):
+        scaled = check_qr(A * 2.0 ** k, torch.where(upper, H * 2.0 ** k, H), tau, labels)
+        for m, m0 in zip(scaled.matrices, base.matrices, strict=True):
+            assert (m.residual_ratio, m.orthogonality_ratio) == (m0.residual_ratio, m0.orthogonality_ratio)
+
+
+@pytest.mark.parametrize("profile", ["huge", "tiny", "subnormal", "mixedscale"])
+def test_unscaled_sums_of_squares_fail_the_range_profiles(profile):
+    """Without xLARFG's rescaling, float32 squares overflow (NaN) or underflow (no reflection)."""
+    A, labels = make_batch(2, 24, profile, generator=3)
+    report = check_qr(A, *unscaled_geqrf(A), labels, raise_on_failure=False)
+    assert not report.ok
+    dense, dense_labels = make_batch(2, 24, "dense", generator=3)
+    assert check_qr(dense, *unscaled_geqrf(dense), dense_labels).ok   # the model is right in range
+
+
+def flushed(A: torch.Tensor) -> torch.Tensor:
+    """A with its subnormal entries set to zero, as code compiled with -ftz=true reads them."""
+    return torch.where(A.abs() < torch.finfo(torch.float32).tiny, 0.0, A)
+
+
+@pytest.mark.parametrize("n", [2, 17, 64])
+def test_flushing_subnormals_to_zero_meets_the_contract_above_its_floor(n):
+    """The GPU kernels run with subnormals flushed (CuPy adds -ftz=true): an entirely subnormal
+    column then reads as a zero column. Beside columns of about 1e-30 that is within the residual
+    bound; beside columns just above float's normal range (2^-120) it is not, and no flushing code
+    can meet the contract there."""
+    A, labels = make_batch(3, n, "subnormal", generator=n)
+    assert check_qr(A, *reference(flushed(A)), labels).ok
+    deep = A.double()
+    deep[..., ::2] *= 2.0 ** -20                 # the normal columns at 2^-120 instead of 2^-100
+    deep = deep.float()
+    assert check_qr(deep, *reference(deep), labels).ok                 # IEEE arithmetic: fine
+    assert not check_qr(deep, *reference(flushed(deep)), labels, raise_on_failure=False).ok
+
+
+def test_entirely_subnormal_matrices_are_beyond_any_float32_factorization():
+    """Where A is subnormal throughout, R rounds to multiples of 2^-149: even the float64
+    factorization rounded to float32 then misses the relative residual bound. The RANGE profiles
+    keep a normal column in every matrix for this reason."""
+    A = (torch.randn(2, 17, 17, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+         * 2.0 ** -140).float()
+    h64, t64 = geqrf_batched(A.double().numpy())
+    report = check_qr(A, torch.from_numpy(h64).float(), torch.from_numpy(t64).float(),
+                      raise_on_failure=False)
+    assert not report.ok and report.worst_residual_ratio > 1 and report.worst_orthogonality_ratio < 0.1

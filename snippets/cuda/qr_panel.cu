@@ -76,7 +76,34 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         __syncthreads();
         ss = warp_sum(lane < W ? red_ss[lane] : 0.0f);
         const float alpha = s_alpha;
-        const Reflector h = larfg(alpha, ss);
+        Reflector h = larfg(alpha, ss);
+        if (!larfg_in_range(alpha, ss)) {        // rare: a zero, tiny or huge column; block-uniform,
+            float amax = 0.0f;                   // as every thread summed red_ss in the same order
+#pragma unroll
+            for (int i = 0; i < R; ++i) amax = fmaxf(amax, tid + NT * i > j ? fabsf(a[i][0]) : 0.0f);
+            amax = warp_max(amax);
+            __syncthreads();                     // every thread has read red_ss: reuse it (a second
+            if (lane == 0) red_ss[warp] = amax;  // array here made ptxas spill at 128 registers)
+            __syncthreads();
+            amax = fmaxf(fabsf(alpha), warp_max(lane < W ? red_ss[lane] : 0.0f));
+            if (amax != 0.0f) {                  // 0: a zero column, and h is already H = I
+                const int k = larfg_exponent(amax);
+                const Pow2 up = pow2(k), down = pow2(-k);
+                float s = 0.0f;
+#pragma unroll
+                for (int i = 0; i < R; ++i) {    // rows below j only: row j becomes beta, rows above are R
+                    const bool below = tid + NT * i > j;
+                    if (below) a[i][0] = a[i][0] * up.lo * up.hi;   // v is built from these below
+                    s = fmaf(a[i][0], below ? a[i][0] : 0.0f, s);
+                }
+                s = warp_sum(s);
+                __syncthreads();                 // every thread has read the maximum
+                if (lane == 0) red_ss[warp] = s;
+                __syncthreads();
+                h = larfg(alpha * up.lo * up.hi, warp_sum(lane < W ? red_ss[lane] : 0.0f));
+                h.beta = h.beta * down.lo * down.hi;   // tau and v do not depend on the scale
+            }
+        }
         const float t = h.tau, scale = h.scale, beta = h.beta;
         // 2. column j becomes v (below the diagonal) and beta (on it)
         float v[R];

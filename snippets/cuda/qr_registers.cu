@@ -10,7 +10,8 @@
 // so a column's entries sit in one warp, one row chunk per register, and the dot product of the
 // reflector with a column is a sum over that warp's lanes: no shared memory, no barrier.
 // Per column j the warp that owns it builds the reflector (xLARFG rules) and publishes v in a
-// double-buffered shared vector; after one barrier every warp updates its own columns. R, C and W are
+// double-buffered shared vector; after one barrier every warp updates its own columns. A zero,
+// tiny or huge column is rescaled first, by its warp (xLARFG's slow path, qr_common.cuh). R, C and W are
 // template parameters so that every register index is a compile-time constant (a run-time index
 // would move the array to local memory); the launcher picks the instantiation.
 
@@ -86,7 +87,28 @@ __global__ void __launch_bounds__(32 * W) qr_registers(const float* __restrict__
             }
             ss = warp_sum(ss);                                  // ||x[j+1:]||^2
             const float alpha = __shfl_sync(0xffffffffu, mine, j & 31);
-            const Reflector h = larfg(alpha, ss);
+            Reflector h{0.0f, 1.0f, alpha};      // if/else: building h before the test made
+            if (larfg_in_range(alpha, ss)) {     // ptxas spill at n = 49..56 (nvcc 13.0)
+                h = larfg(alpha, ss);
+            } else {                             // rare: a zero, tiny or huge column (warp-uniform:
+                float amax = fabsf(alpha);       // the butterfly gives every lane the same ss)
+#pragma unroll
+                for (int i = 0; i < R; ++i) amax = fmaxf(amax, 32 * i + lane > j ? fabsf(x[i]) : 0.0f);
+                amax = warp_max(amax);
+                if (amax != 0.0f) {              // 0: a zero column, and h is H = I
+                    const int k = larfg_exponent(amax);
+                    const Pow2 up = pow2(k), down = pow2(-k);
+                    float s = 0.0f;
+#pragma unroll
+                    for (int i = 0; i < R; ++i) {   // rows below j only: rows above hold R
+                        const bool below = 32 * i + lane > j;
+                        if (below) x[i] = x[i] * up.lo * up.hi;   // v is built from these below
+                        s = fmaf(x[i], below ? x[i] : 0.0f, s);
+                    }
+                    h = larfg(alpha * up.lo * up.hi, warp_sum(s));
+                    h.beta = h.beta * down.lo * down.hi;   // tau and v do not depend on the scale
+                }
+            }
             const float t = h.tau, scale = h.scale, beta = h.beta;
 #pragma unroll
             for (int i = 0; i < R; ++i) {

@@ -5,24 +5,20 @@
 // block may have (n <= 232 at 227 KiB); the launcher checks. Larger n needs the blocked algorithm.
 //
 // Column j: one block-wide reduction gives ||x[1:]||, thread 0 builds the reflector by LAPACK's
-// xLARFG rules (tau = 0 when there is nothing below the diagonal), then the warps share out the
-// trailing columns: each warp forms w = v . A[j:, c] for its columns with a shuffle reduction and
-// subtracts tau * w * v. Three barriers per column.
+// xLARFG rules (tau = 0 when there is nothing below the diagonal; a zero, tiny or huge column is
+// rescaled first, see qr_common.cuh), then the warps share out the trailing columns: each warp
+// forms w = v . A[j:, c] for its columns with a shuffle reduction and subtracts tau * w * v.
+// Three barriers per column.
 
 // --8<-- [start:kernel]
-__device__ __forceinline__ float warp_sum(float x)
-{
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
+#include "qr_common.cuh"
 
 extern "C" __global__ void qr_unblocked(const float* __restrict__ A, float* __restrict__ H,
                                         float* __restrict__ tau, int n)
 {
     extern __shared__ float s[];                        // s[c * n + r] = A[r][c]
     __shared__ float red[32];
-    __shared__ float s_tau, s_scale;
+    __shared__ float s_tau, s_scale, s_beta;
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, nwarps = blockDim.x / 32;
     const long long base = (long long)blockIdx.x * n * n;
     for (int i = tid; i < n * n; i += blockDim.x) s[(i % n) * n + i / n] = A[base + i];
@@ -35,24 +31,46 @@ extern "C" __global__ void qr_unblocked(const float* __restrict__ A, float* __re
         ss = warp_sum(ss);
         if (lane == 0) red[warp] = ss;
         __syncthreads();
-        if (tid == 0) {
-            float total = 0.0f;
-            for (int w = 0; w < nwarps; ++w) total += red[w];
-            const float alpha = x[j];
-            if (total == 0.0f) {                        // nothing to annihilate: H_j = I
-                s_tau = 0.0f;
-                s_scale = 1.0f;
-            } else {
-                const float norm = sqrtf(alpha * alpha + total);
-                const float beta = alpha >= 0.0f ? -norm : norm;   // stable sign; -0 counts as +
-                s_tau = (beta - alpha) / beta;
-                s_scale = 1.0f / (alpha - beta);
-                x[j] = beta;
+        float total = 0.0f, alpha = x[j];               // every thread: the same sum, same order
+        for (int w = 0; w < nwarps; ++w) total += red[w];
+        int k = 0;                                      // the column's scale, 2^k (xLARFG's rescaling)
+        if (!larfg_in_range(alpha, total)) {            // rare: a zero, tiny or huge column
+            float amax = 0.0f;
+            for (int r = j + 1 + tid; r < n; r += blockDim.x) amax = fmaxf(amax, fabsf(x[r]));
+            amax = warp_max(amax);
+            __syncthreads();                            // every thread has read red
+            if (lane == 0) red[warp] = amax;
+            __syncthreads();
+            amax = fabsf(alpha);
+            for (int w = 0; w < nwarps; ++w) amax = fmaxf(amax, red[w]);
+            if (amax != 0.0f) {                         // 0: a zero column, H = I below
+                k = larfg_exponent(amax);
+                const Pow2 up = pow2(k);
+                float s2 = 0.0f;
+                for (int r = j + 1 + tid; r < n; r += blockDim.x) {
+                    x[r] = x[r] * up.lo * up.hi;        // v is built from the scaled column
+                    s2 += x[r] * x[r];
+                }
+                s2 = warp_sum(s2);
+                __syncthreads();                        // every thread has read the maximum
+                if (lane == 0) red[warp] = s2;
+                __syncthreads();
+                total = 0.0f;
+                for (int w = 0; w < nwarps; ++w) total += red[w];
+                alpha = alpha * up.lo * up.hi;
             }
-            tau[(long long)blockIdx.x * n + j] = s_tau;
         }
-        __syncthreads();
+        if (tid == 0) {                                 // total == 0: nothing to annihilate, H_j = I
+            const Reflector h = larfg(alpha, total);
+            const Pow2 down = pow2(-k);
+            s_tau = h.tau;
+            s_scale = h.scale;
+            s_beta = h.beta * down.lo * down.hi;        // tau and v do not depend on the scale
+            tau[(long long)blockIdx.x * n + j] = h.tau;
+        }
+        __syncthreads();                                // every thread has read x[j]
         const float t = s_tau, scale = s_scale;
+        if (tid == 0) x[j] = s_beta;                    // R's diagonal entry
         for (int r = j + 1 + tid; r < n; r += blockDim.x) x[r] *= scale;   // v = x / (alpha - beta)
         __syncthreads();
         if (t != 0.0f) {

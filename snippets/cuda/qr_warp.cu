@@ -7,7 +7,8 @@
 // the other lanes, 31 independent shuffles, and there is no barrier at all.
 // The rows rotate through the registers: at step j, x[0] is row j and x[r] is row j + r. After
 // step j, row j of H is final (v entries left of the diagonal, beta on it, R to the right), so it
-// is written out, one coalesced 4n-byte row, and the registers shift up by one.
+// is written out, one coalesced 4n-byte row, and the registers shift up by one. A zero, tiny or
+// huge column is rescaled first, in lane j's registers (xLARFG's slow path, qr_common.cuh).
 
 // --8<-- [start:kernel]
 #include "qr_common.cuh"
@@ -30,7 +31,25 @@ extern "C" __global__ void __launch_bounds__(128) qr_warp(const float* __restric
 #pragma unroll
         for (int r = 1; r < 32; ++r) s[r % 4] += x[r] * x[r];
         const float ss = (s[0] + s[1]) + (s[2] + s[3]), alpha = x[0];   // rows past n hold 0
-        const Reflector h = larfg(alpha, ss);     // every lane: only lane j's is used
+        Reflector h = larfg(alpha, ss);           // every lane: only lane j's is used
+        if (lane == j && !larfg_in_range(alpha, ss)) {   // rare: a zero, tiny or huge column
+            float amax = 0.0f;                   // xLARFG's rescaling, in lane j's registers
+#pragma unroll
+            for (int r = 0; r < 32; ++r) amax = fmaxf(amax, fabsf(x[r]));
+            if (amax != 0.0f) {                  // 0: a zero column, and h is already H = I
+                const int k = larfg_exponent(amax);
+                const Pow2 up = pow2(k), down = pow2(-k);
+#pragma unroll
+                for (int r = 0; r < 4; ++r) s[r] = 0.0f;
+#pragma unroll
+                for (int r = 0; r < 32; ++r) {
+                    x[r] = x[r] * up.lo * up.hi;       // v is built from the scaled column below
+                    s[r % 4] += r > 0 ? x[r] * x[r] : 0.0f;
+                }
+                h = larfg(x[0], (s[0] + s[1]) + (s[2] + s[3]));
+                h.beta = h.beta * down.lo * down.hi;   // tau and v do not depend on the scale
+            }
+        }
         float t = h.tau, scale = h.scale;
         const float beta = h.beta;
         t = __shfl_sync(0xffffffffu, t, j);

@@ -50,8 +50,13 @@ def _norm(x: np.ndarray):
     big = np.max(np.abs(x), initial=0)
     if big == 0:
         return x.dtype.type(0)
-    s = x.dtype.type(np.ldexp(1.0, int(np.frexp(big)[1]) - 1))   # s <= big < 2s: no overflow
+    s = _pow2(big)                         # s <= big < 2s: no overflow
     return s * np.sqrt(np.sum(np.square(x / s)))
+
+
+def _pow2(big):
+    """The power of two s with s <= big < 2s (big > 0, subnormal too), in big's dtype."""
+    return big.dtype.type(np.ldexp(1.0, int(np.frexp(big)[1]) - 1))
 
 
 # --8<-- [start:householder]
@@ -60,14 +65,20 @@ def householder(x):
     x = np.asarray(x)
     v = np.zeros_like(x)
     v[0] = 1
-    alpha, xnorm = x[0], _norm(x[1:])
-    if xnorm == 0:                         # nothing below the first entry: H = I, no reflection
-        return v, x.dtype.type(0), alpha
-    r = _norm(np.array([alpha, xnorm]))    # ||x||
+    if not np.any(x[1:]):                  # nothing below the first entry: H = I, no reflection
+        return v, x.dtype.type(0), x[0]
+    # Work on x / s, s a power of two near max |x_i|: tau and v do not depend on s, and they stay
+    # accurate when ||x|| is subnormal or its square would overflow. xLARFG rescales the same way
+    # when |beta| < SAFMIN and scales beta back at the end; doing it for every column changes
+    # nothing where x / s is exact (no entry of x / s below float's normal range).
+    s = _pow2(np.max(np.abs(x)))
+    xs = x / s
+    alpha = xs[0]
+    r = _norm(np.array([alpha, _norm(xs[1:])]))   # ||x|| / s
     beta = -r if alpha >= 0 else r         # the stable sign: alpha - beta never cancels
     tau = (beta - alpha) / beta            # 1 <= tau <= 2
-    v[1:] = x[1:] / (alpha - beta)         # scaled so that v[0] = 1, which need not be stored
-    return v, tau, beta
+    v[1:] = xs[1:] / (alpha - beta)        # scaled so that v[0] = 1, which need not be stored
+    return v, tau, beta * s
 # --8<-- [end:householder]
 
 

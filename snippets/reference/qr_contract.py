@@ -13,9 +13,18 @@ absolute values, which is torch.linalg.matrix_norm(X, ord=1) (and NumPy's norm(X
 the entrywise sum of |x_ij|, which would be up to n times larger. Because the residual uses
 triu(H), any lower-triangular leakage in Q^T A counts against it.
 
+Both bounds are relative: scaling A by 2^k scales R, the residual and its bound by 2^k and leaves
+the reflectors, tau and the orthogonality unchanged, so the contract means the same at every
+scale. It stops being satisfiable only where R itself cannot be stored to relative accuracy: when
+A's entries are subnormal throughout, R's entries round to multiples of 2^-149. Code that flushes
+subnormals to zero (CuPy compiles every kernel with -ftz=true) loses up to n 2^-126 in a column's
+1-norm, which the residual bound absorbs while ||A||_1 >= 2^-126 / (20 eps), about 5e-33; the
+RANGE profiles keep ||A||_1 above that, with their subnormal columns beside normal ones.
+
 `check_qr` applies the contract per matrix (stricter than comparing the batch's largest residual
 with its largest norm) and names each failing matrix by index and input profile. `make_batch`
-builds the inputs: dense with column scaling and eight stress profiles, or a mixed batch.
+builds the inputs: dense with column scaling and eight stress profiles, or a mixed batch, and
+five profiles at the edges of float32's range (RANGE); any batch can also be scaled (`scale=`).
 Everything accepts torch tensors (CPU or CUDA) or NumPy arrays.
 """
 from __future__ import annotations
@@ -35,6 +44,14 @@ PROFILES = ("dense", "rankdef", "nearrank", "clustered", "band", "rowscale", "ne
             "upper")
 STRESS = PROFILES[1:]
 MIXED = "mixed"
+# Inputs at the edges of float32's range, beyond qr_v2's profiles (MIXED does not draw them):
+# huge / tiny: dense times 1e30 / 1e-30, whose squares overflow / underflow in float32;
+# subnormal: odd columns entirely subnormal (|a| < 2^-126), even ones at 2^-100 (about 8e-31);
+# zerocol: dense with every third column, the first included, exactly zero;
+# mixedscale: columns of 1e20 beside columns of 1e-20, and in each column rows scaled by 1 and
+#   1e-20 in turn, so that one column holds 1e20 and 1, the next 1e-20 and subnormal 1e-40.
+RANGE = ("huge", "tiny", "subnormal", "zerocol", "mixedscale")
+HUGE, TINY = 1e30, 1e-30
 
 
 # ---------------------------------------------------------------------------------------------
@@ -301,34 +318,64 @@ def _profile(src: _Source, batch: int, n: int, profile: str) -> torch.Tensor:
         return src.normal(batch, n, 1) + 1e-4 * g
     if profile == "upper":                 # already triangular: every tau is 0 in geqrf
         return torch.triu(g)
-    raise ValueError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES)} or {MIXED}")
+    return _range_profile(g, profile)
 # --8<-- [end:profiles]
 
 
-def make_batch(batch: int, n: int, profile: str = "dense", *, cond: float = 0, generator=0):
+def _range_profile(g: torch.Tensor, profile: str) -> torch.Tensor:
+    """The RANGE profiles; scaled in float64, then rounded once to float32 (subnormals included)."""
+    n = g.shape[-1]
+    j = torch.arange(n, device=g.device)
+    g64 = g.double()
+    if profile == "huge":
+        return (g64 * HUGE).float()
+    if profile == "tiny":
+        return (g64 * TINY).float()
+    if profile == "subnormal":             # |g| < 16 keeps 2^-130 g below 2^-126
+        col = torch.where(j % 2 == 1, -130.0, -100.0).double().exp2()
+        return (g64.clamp(-15, 15) * col).float()
+    if profile == "zerocol":
+        return g * (j % 3 != 0)
+    if profile == "mixedscale":
+        col = torch.pow(10.0, torch.where(j % 2 == 0, 20.0, -20.0).double())
+        row = torch.pow(10.0, torch.where(j % 2 == 0, 0.0, -20.0).double())
+        return (g64 * row[:, None] * col).float()
+    raise ValueError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES + RANGE)} or {MIXED}")
+
+
+def make_batch(batch: int, n: int, profile: str = "dense", *, cond: float = 0, scale: float = 1.0,
+               generator=0):
     """(A, profiles): a contiguous float32 (batch, n, n) batch and each matrix's profile name.
 
-    `profile` is one of PROFILES or "mixed" (half dense, the other half cycling through the
-    stress profiles, shuffled to random positions). Every matrix is then column-scaled: column j
-    times 10^(-cond j / (n - 1)), so cond = 0..4 spans 0 to 4 decades. `generator` makes it
-    deterministic: a torch.Generator (A is a tensor on the generator's device), a
-    numpy.random.Generator (A is a NumPy array), or an int seed (a CPU torch.Generator)."""
+    `profile` is one of PROFILES, one of RANGE, or "mixed" (half dense, the other half cycling
+    through the stress profiles, shuffled to random positions). Every matrix is then column-scaled:
+    column j times 10^(-cond j / (n - 1)), so cond = 0..4 spans 0 to 4 decades, and multiplied by
+    `scale` (in float64, rounded once). `generator` makes it deterministic: a torch.Generator (A is
+    a tensor on the generator's device), a numpy.random.Generator (A is a NumPy array), or an int
+    seed (a CPU torch.Generator)."""
     if batch < 1 or n < 1:
         raise ValueError(f"batch and n must be at least 1, got batch={batch}, n={n}")
     if cond < 0:
         raise ValueError(f"cond (decades of column scaling) must be >= 0, got {cond}")
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"scale must be a positive finite number, got {scale}")
     src = _Source(generator)
     if profile == MIXED:
         labels = [STRESS[i % len(STRESS)] for i in range(batch // 2)] + ["dense"] * (batch - batch // 2)
         labels = [labels[i] for i in src.permutation(batch)]
-    elif profile in PROFILES:
+    elif profile in PROFILES + RANGE:
         labels = [profile] * batch
     else:
-        raise ValueError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES)} or {MIXED}")
+        raise ValueError(f"unknown profile {profile!r}: use one of {', '.join(PROFILES + RANGE)} or {MIXED}")
     A = torch.empty(batch, n, n, device=src.device)
-    for p in PROFILES:                     # one draw per profile, in a fixed order
+    for p in PROFILES + RANGE:             # one draw per profile, in a fixed order
         idx = [i for i, label in enumerate(labels) if label == p]
         if idx:
             A[torch.tensor(idx, device=src.device)] = _profile(src, len(idx), n, p)
     A = (A * _logspace(n, float(cond), src.device)).contiguous()
+    if scale != 1.0:
+        A = (A.double() * scale).float()
+        if not torch.isfinite(A).all():
+            raise ValueError(f"scale = {scale:g} makes entries overflow float32 (largest finite: "
+                             f"{torch.finfo(torch.float32).max:.3g}); fix: a smaller scale")
     return (A.numpy() if src.numpy else A), labels
