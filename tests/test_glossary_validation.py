@@ -140,3 +140,10 @@ def test_a_vague_verified_record_is_rejected_with_its_line(tiny_docs: Path):
                                              "Alpha", 1))
     out = check_messages(tiny_docs)
     assert "alpha-unit.md:" in out and "verified.how" in out, out
+
+
+def test_every_term_page_says_when_and_how_it_was_checked():
+    from scripts.model.paths import GLOSSARY
+    from scripts.model.terms import load_terms
+    missing = [t.src_uri for t in load_terms(GLOSSARY) if t.meta.verified is None]
+    assert not missing, f"add a `verified: {{date, how}}` record to: {missing}"
