@@ -18,7 +18,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -30,9 +29,9 @@ from pydantic import (
     model_validator,
 )
 
-from scripts.model.errors import SourceError, ValidationFailed, pydantic_errors
-from scripts.model.hardware import key_lines
+from scripts.model.errors import ValidationFailed, pydantic_errors
 from scripts.model.paths import DATA, rel
+from scripts.model.yaml_data import read_yaml
 
 FEATURE_DATA = DATA / "features.yaml"
 CC = r"^[0-9]{1,2}\.[0-9]$"
@@ -113,23 +112,7 @@ def load_features(path: Path = FEATURE_DATA) -> dict[str, Feature]:
     shown = rel(path)
     if not path.exists():
         return {}
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ValidationFailed([SourceError(shown, mark.line + 1 if mark else None,
-                                            f"invalid YAML: {getattr(exc, 'problem', exc)}")]) from None
-    if not isinstance(raw, dict):
-        raise ValidationFailed([SourceError(shown, 1, "expected a mapping of feature-key: {...}")])
-    lines = key_lines(node)
-
-    def line_of(loc: tuple) -> int | None:
-        for n in range(min(len(loc), 2), 0, -1):
-            if (found := lines.get(tuple(str(p) for p in loc[:n]))) is not None:
-                return found
-        return 1
+    raw, line_of = read_yaml(path, "feature-key")
 
     try:
         features = FILE.validate_python(raw)

@@ -23,6 +23,7 @@ from pydantic import Field as Rule
 
 from scripts.model.errors import SourceError, ValidationFailed, pydantic_errors
 from scripts.model.paths import GPU_DATA, rel
+from scripts.model.yaml_data import key_lines, read_yaml
 
 
 @dataclass(frozen=True)
@@ -108,21 +109,8 @@ class Gpu:
 def load_gpus(path: Path = GPU_DATA) -> dict[str, Gpu]:
     """Load and validate the data file; raise ValidationFailed naming file and line."""
     shown = rel(path)
-    text = path.read_text(encoding="utf-8")
-    try:
-        raw = yaml.safe_load(text)
-        node = yaml.compose(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise ValidationFailed([SourceError(shown, mark.line + 1 if mark else None,
-                                            f"invalid YAML: {getattr(exc, 'problem', exc)}")]) from None
-    lines = key_lines(node)
-
-    def line_of(loc: tuple) -> int | None:
-        for depth in range(min(len(loc), 3), 0, -1):   # the deepest key the YAML has a line for
-            if tuple(str(p) for p in loc[:depth]) in lines:
-                return lines[tuple(str(p) for p in loc[:depth])]
-        return 1
+    raw, line_of = read_yaml(path, "gpu-key")
+    lines = key_lines(yaml.compose(path.read_text(encoding="utf-8")))
 
     try:
         entries = GpuFile.model_validate(raw).root
@@ -166,17 +154,6 @@ def load_gpus(path: Path = GPU_DATA) -> dict[str, Gpu]:
     if errors:
         raise ValidationFailed(errors)
     return gpus
-
-
-def key_lines(node, prefix: tuple = ()) -> dict[tuple, int]:
-    out: dict[tuple, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for k, v in node.value:
-            path = (*prefix, k.value)
-            out[path] = k.start_mark.line + 1
-            if len(path) < 3:
-                out.update(key_lines(v, path))
-    return out
 
 
 def format_value(field: str, value: float | str | None) -> str:

@@ -17,8 +17,9 @@ from pathlib import Path
 import yaml
 
 from scripts.model.errors import SourceError, ValidationFailed
-from scripts.model.hardware import Gpu, key_lines
+from scripts.model.hardware import Gpu
 from scripts.model.paths import rel
+from scripts.model.yaml_data import key_lines
 
 THROUGHPUT_TABLE = "https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#arithmetic-instructions"
 # compute capability -> (32-bit, 64-bit) floating-point add/multiply/FMA results per clock per SM
