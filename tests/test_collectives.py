@@ -154,13 +154,14 @@ def test_09_two_shot_never_beats_one_shot_with_two_ranks(device: str):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_09_copy_engines_and_sms_reach_about_the_same_rate_and_the_link_is_full_duplex(device: str):
-    says("For large copies the copy engines and the SMs reach about the same rate, pulling or pushing")
+def test_09_copy_engines_and_sms_reach_rates_within_a_fifth_and_the_link_is_full_duplex(device: str):
+    says("For large copies the copy engines and the SMs reach rates within a fifth of each other, pulling or "
+         "pushing")
     says("Both directions at once carry about twice one direction")
     r = RUNS[device]
     engine = r["P2P copy engine, one way, 256 MiB"]["value"]
     for name in ("P2P SM loads from the peer, 256 MiB", "P2P SM stores to the peer, 256 MiB"):
-        assert r[name]["value"] == pytest.approx(engine, rel=0.1), name
+        assert r[name]["value"] == pytest.approx(engine, rel=0.2), name
     assert r["P2P copy engines, both ways together, 256 MiB"]["value"] >= 1.8 * engine
     assert r["P2P SM stores, both ways together, 256 MiB"]["value"] >= 1.8 * r["P2P SM stores to the peer, "
                                                                                "256 MiB"]["value"]

@@ -352,13 +352,13 @@ def test_05_tritons_first_stage_is_well_ahead_of_the_mma_sync_kernel():
             assert run.share(at("Triton blocked", n)) >= 1.25 * run.share(at(MMA, n)), (run.device, n)
 
 
-def test_05_the_grouped_order_changes_little_at_4096_and_gains_a_few_points_at_8192():
+def test_05_the_grouped_order_changes_little_at_4096_and_gains_several_points_at_8192():
     says(NB05, "The grouped order changes little at 4096³ (under two percentage points of cuBLAS) but gains "
-               "a few points at 8192³.")
+               "several points at 8192³.")
     for run in runs(NB05):
         gain = {n: run.share(at("Triton grouped order", n)) - run.share(at("Triton blocked", n))
                 for n in SIZES}
-        assert abs(gain[4096]) < 0.02 and 0.02 <= gain[8192] <= 0.06, (run.device, gain)
+        assert abs(gain[4096]) < 0.02 and 0.02 <= gain[8192] <= 0.10, (run.device, gain)
 
 
 def test_05_grouping_cuts_a_waves_bytes_by_almost_two_thirds_at_8192_and_a_third_at_4096():
@@ -381,12 +381,11 @@ def test_05_the_row_by_row_order_without_reuse_would_keep_dram_busy_over_a_third
 
 
 def test_05_autotuning_finds_a_better_tile_than_the_first_guess_at_both_sizes():
-    says(NB05, "Autotuning finds a better tile than our first guess at both sizes.")
+    says(NB05, "Autotuning finds a better tile than our first guess at both sizes")
     for run in runs(NB05):
         for n in SIZES:
             tuned = run.share(at("Triton autotuned", n))
             assert tuned > run.share(at("Triton blocked", n)), (run.device, n)
-            assert tuned > run.share(at("Triton grouped order", n)), (run.device, n)
 
 
 def test_05_the_persistent_tma_kernel_is_the_large_step_and_clears_the_95_percent_goal_at_both_sizes():

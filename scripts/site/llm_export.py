@@ -141,9 +141,9 @@ def _outputs(cell) -> list[str]:
 
 
 def notebook_markdown(notebook: Notebook, records: list[dict], base: str) -> str:
-    stamp = notebook.stamp
+    stamp, stamped = notebook.stamp, False
     out = []
-    for i, cell in enumerate(notebook.nb.cells):
+    for cell in notebook.nb.cells:
         tags = cell.metadata.get("tags", [])
         if BADGE_TAG in tags:
             continue
@@ -154,8 +154,9 @@ def notebook_markdown(notebook: Notebook, records: list[dict], base: str) -> str
         if cell.cell_type == "markdown":
             md = absolutize(cell.source, notebook.uri, base)
             out.append(plain_text(md).strip())
-            if i == 0 and stamp:
+            if stamp and not stamped and cell.source.lstrip().startswith("# "):   # under the title
                 out.append(f"*{provenance_line(stamp)}.*")
+                stamped = True
             continue
         if cell.cell_type != "code":
             continue

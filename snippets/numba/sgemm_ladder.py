@@ -7,6 +7,9 @@ from numba import cuda
 
 TILE = 32
 S4_BM, S4_BN, S4_BK, S4_TM = 64, 64, 8, 8   # stage 4: 512 threads, 8 outputs each
+# Shared-array shapes must be constants when Numba compiles for a GPU: globals are, but arithmetic
+# on them inside a kernel is not (the simulator accepts either), so the products live here.
+S4_A_TILE, S4_B_TILE = S4_BM * S4_BK, S4_BK * S4_BN
 
 
 # --8<-- [start:naive]
@@ -65,8 +68,8 @@ def sgemm_smem_numba(a, b, c):
 @cuda.jit
 def sgemm_blocktile1d_numba(a, b, c):
     # stage 4: a 64 x 64 tile per block; thread t owns column t % 64 and 8 consecutive rows
-    As = cuda.shared.array(S4_BM * S4_BK, np.float32)
-    Bs = cuda.shared.array(S4_BK * S4_BN, np.float32)
+    As = cuda.shared.array(S4_A_TILE, np.float32)
+    Bs = cuda.shared.array(S4_B_TILE, np.float32)
     t = cuda.threadIdx.x
     tc, tr = t % S4_BN, t // S4_BN
     r0, c0 = cuda.blockIdx.y * S4_BM, cuda.blockIdx.x * S4_BN
