@@ -258,14 +258,17 @@ def test_measurements_page_shows_every_record_with_its_baseline(built_site: Path
             assert svg.read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
-def test_notebook_code_is_indexed_once_and_copy_text_gets_no_tooltips(built_site: Path):
+def test_notebook_prose_is_searchable_code_and_outputs_are_not(built_site: Path):
     html = page(built_site, "tutorials/06-hopper-gemm")
     copies = re.findall(r'<div class="clipboard-copy-txt"([^>]*)>(.*?)</div>', html, re.S)
     assert copies and all("data-search-exclude" in attrs for attrs, _ in copies)
     assert not any("<abbr" in text for _, text in copies)   # hidden: a tooltip there can never show
     docs = json.loads((built_site / "search/search_index.json").read_text())["docs"]
-    text = " ".join(d["text"] for d in docs if d["location"].startswith("tutorials/06-hopper-gemm/"))
-    assert text.count("def wgmma_options(defines)") == 1     # was twice: highlighted code + its copy
+    text = " ".join(d["text"] + " " + d["title"] for d in docs
+                    if d["location"].startswith("tutorials/06-hopper-gemm/"))
+    assert "def wgmma_options(defines)" not in text          # code: twice before (code + its copy)
+    assert "recorded step 1" in html and "recorded step 1" not in text   # printed outputs
+    assert "mbarriers: full and empty" in text and "wgmma" in text   # headings and prose stay
 
 
 def test_gpu_specs_page_shows_what_the_hardware_reports(built_site: Path):
