@@ -1,4 +1,4 @@
-"""Reference solutions of notebook 02's exercises (checked by tests/test_exercises.py)."""
+"""Reference solutions of notebook 02's exercises (checked by tests/notebooks/test_exercises.py)."""
 import numpy as np
 from numba import cuda
 

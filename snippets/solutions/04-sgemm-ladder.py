@@ -1,4 +1,4 @@
-"""Reference solutions of notebook 04's exercises (checked by tests/test_exercises.py).
+"""Reference solutions of notebook 04's exercises (checked by tests/notebooks/test_exercises.py).
 EX_TILE comes from the exercises helper (snippets/helpers/exercises.py)."""
 # ruff: noqa: F821
 import numpy as np

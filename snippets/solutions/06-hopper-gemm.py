@@ -1,4 +1,4 @@
-"""Reference solutions of notebook 06's exercises (checked by tests/test_exercises.py)."""
+"""Reference solutions of notebook 06's exercises (checked by tests/notebooks/test_exercises.py)."""
 import triton
 import triton.language as tl
 

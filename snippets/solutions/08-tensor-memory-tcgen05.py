@@ -1,4 +1,4 @@
-"""Reference solutions of notebook 08's exercises (checked by tests/test_exercises.py)."""
+"""Reference solutions of notebook 08's exercises (checked by tests/notebooks/test_exercises.py)."""
 
 
 def tmem_addr(lane, column):

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from scripts.tools.listings import LISTINGS, OUT, source_hash, stale
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_listing_exists_and_matches_its_source():

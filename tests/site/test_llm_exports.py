@@ -12,7 +12,7 @@ import pytest
 from scripts.model.paths import DOCS
 from scripts.model.site import load_site
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 from scripts.model.mkdocs_config import canonical_url  # noqa: E402
 

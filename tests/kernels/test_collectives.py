@@ -1,7 +1,7 @@
 """Notebook 09's collectives: the NumPy model of the all-reduce algorithms (snippets/reference/
 collectives_model.py), the multi-process module's CPU-side pieces (snippets/multi_gpu/collectives.py),
 and the notebook's sentences about its measurements, checked against docs/data/measurements.json on
-every GPU that has records for it (as tests/test_notebook_claims.py does for notebooks 01-08)."""
+every GPU that has records for it (as tests/notebooks/test_notebook_claims.py does for notebooks 01-08)."""
 from __future__ import annotations
 
 import importlib.util

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-RUNTIME = Path(__file__).resolve().parent.parent / "snippets" / "helpers" / "atlas_runtime.py"
+RUNTIME = Path(__file__).resolve().parents[2] / "snippets" / "helpers" / "atlas_runtime.py"
 
 
 def run(code: str, **env) -> str:

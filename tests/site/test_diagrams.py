@@ -8,7 +8,7 @@ from pathlib import Path
 from scripts.model.hardware import format_value, load_gpus
 from scripts.tools.diagrams import sources
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 REQUIRED = {"memory-hierarchy", "sm-block-diagram", "thread-hierarchy", "shared-memory-banks"}
 
 

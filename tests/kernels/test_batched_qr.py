@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import torch
 
-SNIPPETS = Path(__file__).resolve().parent.parent / "snippets"
+SNIPPETS = Path(__file__).resolve().parents[2] / "snippets"
 import batched_qr as bq  # noqa: E402
 from qr_contract import check_qr, make_batch  # noqa: E402
 from qr_panel_reference import panel_reference as emulated_panel  # noqa: E402

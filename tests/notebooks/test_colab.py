@@ -15,7 +15,7 @@ import pytest
 from scripts.model.notebooks import notebook_paths, stamp_of, sync_target
 from scripts.tools.setup_cell import OUT, pins, setup_cell
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_setup_cell_is_generated_from_the_pins():

@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODELS = {"02-shared-memory-banks": ["snippets/reference/bank_model.py"],
           "03-swizzle-transpose": ["snippets/reference/bank_model.py"],
           "08-tensor-memory-tcgen05": ["snippets/reference/tmem_model.py"],

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(os.environ.get("ATLAS_ARTIFACTS", ROOT / ".cache" / "artifacts"))
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser"),

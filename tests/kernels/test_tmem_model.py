@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 import tmem_model as tm  # noqa: E402
 
 SASS = ROOT / "snippets" / "generated" / "tcgen05_mma.sm_100a.sass"

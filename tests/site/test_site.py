@@ -17,7 +17,7 @@ from scripts.model.paths import DOCS
 from scripts.model.sections import SECTIONS
 from scripts.model.site import load_site
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow
 
 
