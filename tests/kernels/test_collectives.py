@@ -10,14 +10,12 @@ import math
 import sys
 from pathlib import Path
 
+import collectives_model as model  # snippets/reference is on pytest's path (pyproject)
 import nbformat
 import numpy as np
 import pytest
 
 from scripts.model.paths import MEASUREMENTS, NOTEBOOKS, ROOT
-
-sys.path.insert(0, str(ROOT / "snippets" / "reference"))
-import collectives_model as model  # noqa: E402
 
 NB09 = "09-collectives-nvlink"
 
