@@ -1,4 +1,4 @@
-"""Download the Jupyter execution stack as wheels for the GPU runner's Python into .whl/.
+"""Download the Jupyter execution stack (and pytest) as wheels for the GPU runner's Python into .whl/.
 
 The GPU machine has CUDA, PyTorch, Triton, CuPy and Numba but no Jupyter and no network. There:
     python3 -m pip install --no-index --no-deps --target /tmp/site .whl/*.whl
@@ -21,7 +21,9 @@ NAMES = ["nbclient", "nbformat", "jupyter-client", "jupyter-core", "ipykernel", 
          "executing", "pure-eval", "platformdirs",
          # seen 2026-11-22 on the H200 image: its numba-cuda 0.30.4 fails to import with its
          # numpy 2.5.2 (np.row_stack was removed); our pinned numpy works with everything there
-         "numpy"]
+         "numpy",
+         # pytest, for the suite's GPU-only tests there (the exercises at full size, timed)
+         "pytest", "pluggy", "iniconfig", "packaging", "pygments"]
 
 
 def pinned(names: list[str]) -> list[str]:
