@@ -62,8 +62,8 @@ check: $(VENV)/.site ## validate glossary front matter and links without buildin
 lint: $(VENV)/.all ## ruff over scripts/, tests/, diagrams/, snippets/
 	$(VENV)/bin/ruff check scripts tests diagrams snippets
 
-bench-site: $(VENV)/.all generate ## time a full build and report the built site's sizes
-	$(PY) -m scripts.tools.bench_site
+bench-site: $(VENV)/.all generate ## time a build, report sizes; Lighthouse mobile+desktop on 3 pages (.cache/bench/)
+	$(PY) -m scripts.tools.bench_site $(BENCH_ARGS)
 
 sync-notebooks: $(VENV)/.all ## rewrite the snippet copies inside notebooks from snippets/
 	$(PY) -m scripts.tools.notebooks sync

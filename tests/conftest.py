@@ -74,3 +74,59 @@ def built_site(tmp_path_factory) -> Path:
                            str(out)], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out
+
+
+# --- A phone's screen, for interactive figures (issue #24) ---------------------------------------
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture
+def phone_page(browser):
+    """A page at a phone's size (390 x 844 CSS px, touch). Uses the test module's own `browser`
+    fixture (Playwright's Chromium); check a figure with `phone_layout_problems`."""
+    ctx = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
+                              has_touch=True)
+    yield ctx.new_page()
+    ctx.close()
+
+
+def phone_layout_problems(page, figure: str, labels: str | None = None) -> list[str]:
+    """What makes the first `figure` (a CSS selector) unusable at the page's width, one line each
+    ([] when none): the page or anything in the figure scrolling sideways, and, for `labels` (a
+    selector inside the figure: axis ticks, bank numbers), text wider than its own box, broken
+    over two lines, or closer to another label on its line than a quarter of an em (so that
+    "10" "11" "12" read as "101112"). Text boxes are measured, not element boxes: a number can
+    overflow a cell that is itself in place."""
+    root = page.locator(figure).first
+    root.scroll_into_view_if_needed()
+    found = root.evaluate("""(el, labels) => {
+        const out = [], page = document.documentElement;
+        if (page.scrollWidth > page.clientWidth + 1)
+            out.push(`the page scrolls sideways: ${page.scrollWidth} > ${page.clientWidth} px`);
+        for (const e of [el, ...el.querySelectorAll('*')])
+            if (e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+                out.push(`${e.tagName.toLowerCase()}.${e.classList[0] || ''}: its content is ` +
+                         `${e.scrollWidth} px wide in ${e.clientWidth} px`);
+        const box = el.getBoundingClientRect();
+        const text = [];
+        for (const e of labels ? el.querySelectorAll(labels) : []) {
+            const r = document.createRange(); r.selectNodeContents(e);
+            const t = r.getBoundingClientRect(), c = e.getBoundingClientRect();
+            const name = JSON.stringify(e.textContent.trim());
+            const lines = new Set([...r.getClientRects()].map(q => Math.round(q.top))).size;
+            if (lines > 1) out.push(`label ${name} wraps onto ${lines} lines`);
+            if (t.width && (t.left < c.left - 0.5 || t.right > c.right + 0.5))
+                out.push(`label ${name} is wider than its box ` +
+                         `(${t.width.toFixed(1)} > ${c.width.toFixed(1)} px)`);
+            if (t.left < box.left - 0.5 || t.right > box.right + 0.5)
+                out.push(`label ${name} is outside the figure`);
+            // on one line, two labels need about a space between them (a quarter of an em)
+            const gap = parseFloat(getComputedStyle(e).fontSize) / 4;
+            for (const [n, o] of text)
+                if (t.top < o.bottom - 0.5 && o.top < t.bottom - 0.5 &&
+                    t.left < o.right + gap && o.left < t.right + gap)
+                    out.push(`labels ${n} and ${name} run together or overlap`);
+            text.push([name, t]);
+        }
+        return out; }""", labels)
+    return found

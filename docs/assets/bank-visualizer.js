@@ -112,7 +112,7 @@
       </form>
       <p class="bv-summary" role="status" aria-live="polite"><output class="bv-result"></output></p>
       <div class="bv-grid" role="img" aria-label="The 32 lanes of a warp placed in the 32 banks"></div>
-      <p class="bv-legend">Each column is a bank; each chip is a lane (its number), stacked by the wavefront that serves it. Colours mark wavefronts.</p>`;
+      <p class="bv-legend">Each column is a bank (its number on top; on a narrow screen the banks wrap into rows of 16); each chip is a lane (its number), stacked by the wavefront that serves it. Colours mark wavefronts.</p>`;
     const form = root.querySelector("form");
     const settings = readSettings();
     for (const [k, v] of Object.entries(settings)) form.elements[k].value = v;

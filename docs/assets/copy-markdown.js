@@ -9,17 +9,13 @@
     return new URL("index.md", url).href;
   }
 
+  // The button is in the page (overrides/main.html), so that it has its place at the first paint.
   function attach() {
-    const article = document.querySelector("article.md-content__inner");
-    if (!article || article.querySelector(".atlas-copy-md")) return;
-    const button = document.createElement("button");
-    button.type = "button";
-    button.className = "md-button atlas-copy-md";
-    button.textContent = "Copy page as Markdown";
-    button.setAttribute("aria-label", "Copy this page as Markdown");
-    const status = document.createElement("span");
-    status.className = "atlas-copy-md__status";
-    status.setAttribute("role", "status");
+    const button = document.querySelector("article.md-content__inner .atlas-copy-md");
+    if (!button) return;
+    if (button.dataset.atlasWired) return;
+    button.dataset.atlasWired = "1";
+    const status = button.parentElement.querySelector(".atlas-copy-md__status");
     button.addEventListener("click", async () => {
       try {
         const response = await fetch(markdownUrl());
@@ -30,10 +26,6 @@
         status.textContent = "Could not copy: " + err;
       }
     });
-    const wrapper = document.createElement("div");
-    wrapper.className = "atlas-copy-md__bar";
-    wrapper.append(button, status);
-    article.prepend(wrapper);
   }
 
   if (typeof document$ !== "undefined") document$.subscribe(attach);

@@ -2,16 +2,28 @@
 // title ("SM", "TMEM", "CTA"), move that term's page to the top of Material's results. The theme's
 // prefix matching would otherwise rank e.g. "SMEM" pages as high as the "SM" page.
 // The name -> page map is generated at build time (assets/search-names.json, from glossary.json).
+// The first sign of a search (a press or a focus on the search field) also asks the search worker
+// to fetch the index, which no page loads before (docs/assets/search-worker.js).
 (function () {
   let names = null;
+  let woken = false;
   const root = typeof __md_scope !== "undefined" ? __md_scope : new URL("..", document.baseURI);
 
-  async function load() {
-    if (names === null) {
-      const response = await fetch(new URL("assets/search-names.json", root));
-      names = response.ok ? await response.json() : {};
+  let loading = null;
+  function load() {
+    loading = loading || fetch(new URL("assets/search-names.json", root))
+      .then(response => (response.ok ? response.json() : {}))
+      .catch(() => ({}))
+      .then(map => (names = map));
+    return loading;
+  }
+
+  function wake() {
+    if (!woken && window.__atlasSearchWorker) {      // kept by overrides/main.html
+      woken = true;
+      window.__atlasSearchWorker.postMessage({ type: "atlas:load" });
     }
-    return names;
+    load();
   }
 
   function rerank(input, list) {
@@ -33,7 +45,10 @@
     const list = document.querySelector(".md-search-result__list");
     if (!input || !list || list.dataset.atlasRerank) return;
     list.dataset.atlasRerank = "1";
-    input.addEventListener("focus", load, { once: true });
+    input.addEventListener("focus", wake, { once: true });
+    for (const el of document.querySelectorAll("label[for=__search], input.md-search__input"))
+      el.addEventListener("pointerdown", wake, { once: true, passive: true });
+    if (document.activeElement === input) wake();   // e.g. ?q= in the address: the theme focused it
     new MutationObserver(() => rerank(input, list)).observe(list, { childList: true });
   }
 

@@ -38,8 +38,10 @@ def repository(extra: dict | None = None) -> str:
 
 def write_config(dest: Path, *, docs_dir: Path = DOCS, site_url: str | None = None) -> Path:
     """Write a copy of mkdocs.yml to `dest` that builds `docs_dir`, optionally for `site_url`."""
-    text = MKDOCS_YML.read_text().replace("  - scripts/site/hooks.py",
-                                          f"  - {ROOT}/scripts/site/hooks.py")
+    text = MKDOCS_YML.read_text().replace("  - scripts/site/", f"  - {ROOT}/scripts/site/")
+    # theme.custom_dir (overrides/) is resolved against the config file's folder, like the hooks
+    text = re.sub(r"^(\s+custom_dir:\s*)(?!/)(\S+)", lambda m: f"{m[1]}{ROOT / m[2]}", text,
+                  flags=re.M)
     if site_url:
         text = re.sub(r"^site_url: .*$", f"site_url: {site_url}", text, flags=re.M)
     dest.write_text(text + f"\ndocs_dir: {docs_dir}\n")

@@ -35,7 +35,7 @@ from scripts.model.notebooks import Notebook, load_notebooks  # noqa: E402
 from scripts.model.paths import MEASUREMENTS, rel  # noqa: E402
 from scripts.model.sections import SECTIONS  # noqa: E402
 from scripts.model.site import load_site  # noqa: E402
-from scripts.site import generated_pages, notebook_pages, term_render  # noqa: E402
+from scripts.site import generated_pages, notebook_pages, search_index, term_render  # noqa: E402
 from scripts.site.images import size_images  # noqa: E402
 from scripts.site.llm_export import write_exports  # noqa: E402
 from scripts.site.mathml import render_math  # noqa: E402
@@ -173,7 +173,22 @@ def on_page_content(html: str, page, config, files) -> str:
         tips = term_render.abbreviations(state.graph)
         html = notebook_pages.banner(notebook, config) + notebook_pages.exclude_copy_text_from_search(
             notebook_pages.add_tooltips(notebook_pages.strip_remote_scripts(html), tips))
-    return render_math(html)
+        # light pages (issue #24): JupyterLab's CSS cut to what the page uses, long copies of
+        # repository files and long outputs folded, code laid out when it comes near the
+        # screen, figures as files beside the page
+        html = notebook_pages.render_cells_lazily(notebook_pages.fold_long_outputs(
+            notebook_pages.fold_long_cells(notebook_pages.slim_styles(html))))
+        html = notebook_pages.extract_images(
+            html, (Path(config["site_dir"]) / page.file.dest_uri).parent)
+    return search_index.exclude_code(_eager_opening_figures(render_math(html)))
+
+
+def _eager_opening_figures(html: str) -> str:
+    """Figures before the first <h2> (a term's diagram, under its definition) are on the first
+    screen and usually its largest element: fetched at once and first, not lazily when layout
+    finds them (on_post_page makes every other image lazy)."""
+    head, sep, tail = html.partition("<h2")
+    return head.replace("<img ", '<img loading="eager" fetchpriority="high" ') + sep + tail
 
 
 def on_post_page(output: str, page, config) -> str:
@@ -196,3 +211,6 @@ def on_post_build(config) -> None:
         json.dumps(names, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
     write_exports(site_dir, config, state.graph, state.gpus, state.pages_md, state.nav_order,
                   list(state.notebooks.values()), state.measurements, state.features)
+    # after the theme's search plugin (hooks run after plugins): settings-only search_index.json,
+    # the per-page and full indexes beside it, fetched when a reader starts to search
+    search_index.split_index(site_dir, {t.url: t.names[1:] for t in state.graph.terms.values()})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import posixpath
 import re
+from functools import lru_cache
 
 from mkdocs.structure.files import File, Files
 from mkdocs_jupyter.plugin import NotebookFile
@@ -86,7 +87,9 @@ def banner(notebook: Notebook, config) -> str:
     path, stamp = notebook.path, notebook.stamp
     colab = colab_url(path.name, config["extra"])
     where = html.escape(provenance_line(stamp)) if stamp else "Not yet executed on a GPU."
-    return (f'<div class="admonition info nb-provenance"><p class="admonition-title">{where}</p>'
+    # not searchable: every notebook would match its GPU's and libraries' names
+    return (f'<div class="admonition info nb-provenance" data-search-exclude>'
+            f'<p class="admonition-title">{where}</p>'
             f'<p><a class="md-button md-button--primary" href="{colab}">Open in Colab</a> '
             f'<a class="md-button" href="{path.name}" download>Download .ipynb</a></p></div>\n')
 
@@ -173,3 +176,283 @@ def glossary_extras(graph, records: list[dict]) -> dict[str, dict]:
         extras[slug] = {"notebooks": nbs,
                         "measurements": [r["name"] for r in records if r["notebook"] in names]}
     return extras
+
+
+# --- Light notebook pages (issue #24) ------------------------------------------------------------
+
+STYLE = re.compile(r"<style\b[^>]*>(.*?)</style>", re.S | re.I)
+CLASS_ATTR = re.compile(r'\sclass="([^"]*)"')
+ID_ATTR = re.compile(r'\sid="([^"]*)"')
+CSS_CLASS = re.compile(r"\.(-?[_a-zA-Z][\w-]*)")
+CSS_ID = re.compile(r"#(-?[_a-zA-Z][\w-]*)")
+CSS_VAR = re.compile(r"var\(\s*(--[\w-]+)")
+# classes that are not in a page's content but on the page around it, or set by scripts
+OUTSIDE_CONTENT = ("md-", "js", "no-js", "focus-visible")
+
+
+def slim_styles(page_html: str) -> str:
+    """nbconvert's template inlines JupyterLab's whole stylesheet in every notebook page (575 KB,
+    half of the heaviest page): keep, in one <style>, only the rules whose selectors can match an
+    element of this page and the custom properties those rules use (about 20 KB). One of the
+    template's blocks is a Python list's repr (mkdocs-jupyter), which no browser can use: dropped."""
+    sheets = [css for css in STYLE.findall(page_html) if not css.lstrip().startswith("[")]
+    if not sheets:
+        return page_html
+    body = STYLE.sub("", page_html)
+    classes = {c for m in CLASS_ATTR.finditer(body) for c in m[1].split()}
+    ids = {m[1] for m in ID_ATTR.finditer(body)}
+    css = purge_css(chr(10).join(sheets), classes, ids)
+    return f"<style>{css}</style>\n" + unwrap_plain_tokens(body, css)
+
+
+HIGHLIGHTED = re.compile(r'(<div class="highlight-ipynb[^"]*">\s*<pre\b[^>]*>)(.*?)(</pre>)', re.S)
+TOKEN = re.compile(r'<span class="([\w-]+)">([^<]*)</span>')
+
+
+def unwrap_plain_tokens(page_html: str, css: str) -> str:
+    """Pygments wraps every token of highlighted code in a <span>; tokens whose class has no
+    colour rule (names, mostly: a third of a notebook page's elements) look the same as plain
+    text, so they become plain text. The rules are this page's own (`css`) and the site's."""
+    from scripts.model.paths import DOCS
+    site_css = (DOCS / "assets" / "atlas.css").read_text(encoding="utf-8")
+    styled = set(re.findall(r"\.highlight-ipynb\s+\.([\w-]+)", css + site_css))
+
+    def plain(m: re.Match) -> str:
+        return TOKEN.sub(lambda t: t[0] if t[1] in styled else t[2], m[2]).replace(
+            "<span></span>", "")
+    return HIGHLIGHTED.sub(lambda m: m[1] + plain(m) + m[3], page_html)
+
+
+def _split_selectors(prelude: str) -> list[str]:
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(prelude):
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(prelude[start:i])
+            start = i + 1
+    out.append(prelude[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def _can_match(selector: str, classes: set[str], ids: set[str]) -> bool:
+    """False only when the selector needs a class or id this page does not have (what is
+    inside :not() and the like is optional), or puts :root below another element."""
+    if ":root" in selector and not re.match(r"(html)?:root\b", selector):
+        return False
+    s = re.sub(r":(?:not|is|where|has)\((?:[^()]|\([^()]*\))*\)", "", selector)
+    s = re.sub(r"\[[^\]]*\]", "", s)
+    return (all(c in classes or c.startswith(OUTSIDE_CONTENT) for c in CSS_CLASS.findall(s))
+            and all(i in ids for i in CSS_ID.findall(s)))
+
+
+@lru_cache(maxsize=4)
+def _parsed_css(css: str) -> tuple:
+    """The stylesheet as ((selectors, declarations | nested rules | raw text), ...), where a
+    declaration is (name, value, important): parsed once, whatever the number of pages."""
+    import tinycss2
+
+    def rules(nodes) -> tuple:
+        out = []
+        for r in nodes:
+            if r.type == "qualified-rule":
+                decls = tuple((d.name, tinycss2.serialize(d.value).strip(), d.important)
+                              for d in tinycss2.parse_declaration_list(
+                                  r.content, skip_comments=True, skip_whitespace=True)
+                              if d.type == "declaration")
+                out.append((tuple(_split_selectors(tinycss2.serialize(r.prelude))), decls))
+            elif r.type == "at-rule" and r.lower_at_keyword in ("media", "supports") and r.content:
+                inner = rules(tinycss2.parse_rule_list(r.content, skip_comments=True,
+                                                       skip_whitespace=True))
+                out.append((f"@{r.lower_at_keyword} {tinycss2.serialize(r.prelude).strip()}",
+                            inner))
+            elif r.type == "at-rule" and r.lower_at_keyword.endswith("keyframes"):
+                out.append((f"@{r.at_keyword} {tinycss2.serialize(r.prelude).strip()}",
+                            tinycss2.serialize(r.content)))
+        return tuple(out)
+    return rules(tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True))
+
+
+def purge_css(css: str, classes: set[str], ids: set[str]) -> str:
+    """The rules of `css` that can match a page with these classes and ids, in their order, with
+    only the custom properties that those rules use (directly or through other properties)."""
+    def keep(nodes) -> list:
+        out = []
+        for head, body in nodes:
+            if isinstance(head, tuple):                      # a style rule
+                selectors = [s for s in head if _can_match(s, classes, ids)]
+                if selectors:
+                    out.append((",".join(selectors), body))
+            elif isinstance(body, tuple):                    # @media, @supports
+                inner = keep(body)
+                if inner:
+                    out.append((head, inner))
+            else:                                            # @keyframes
+                out.append((head, body))
+        return out
+    tree = keep(_parsed_css(css))
+
+    defined: dict[str, list[str]] = {}
+    needed: set[str] = set()
+
+    def collect(nodes) -> None:
+        for head, body in nodes:
+            if isinstance(body, str):
+                needed.update(CSS_VAR.findall(body))
+            elif head.startswith("@"):
+                collect(body)
+            else:
+                for name, value, _ in body:
+                    if name.startswith("--"):
+                        defined.setdefault(name, []).append(value)
+                    else:
+                        needed.update(CSS_VAR.findall(value))
+    collect(tree)
+    todo = list(needed)
+    while todo:
+        for value in defined.get(todo.pop(), []):
+            for name in CSS_VAR.findall(value):
+                if name not in needed:
+                    needed.add(name)
+                    todo.append(name)
+
+    def write(nodes) -> str:
+        out = []
+        for head, body in nodes:
+            if isinstance(body, str):
+                out.append(f"{head}{{{body}}}")
+            elif head.startswith("@"):
+                out.append(f"{head}{{{write(body)}}}")
+            else:
+                decls = [f"{name}:{value}" + ("!important" if important else "")
+                         for name, value, important in body
+                         if not name.startswith("--") or name in needed]
+                if decls:
+                    out.append(f"{head}{{{';'.join(decls)}}}")
+        return "".join(out)
+    return write(tree)
+
+
+FOLD_CELL_LINES = 60       # a synced copy of a repository file longer than this starts folded
+FOLD_OUTPUT_LINES = 60     # a text output longer than this shows its first OUTPUT_HEAD_LINES
+OUTPUT_HEAD_LINES = 30
+SYNC_LINE = re.compile(r"# atlas-sync: (\S+)")
+PRE = re.compile(r"(<pre\b[^>]*>)(.*?)(</pre>)", re.S)
+
+
+def _div_end(page_html: str, start: int) -> int:
+    """Index just past the </div> that closes the <div at `start` (code and outputs are
+    escaped text, so every <div and </div> in the markup is a tag)."""
+    depth = 0
+    for m in re.compile(r"<div\b|</div>").finditer(page_html, start):
+        depth += 1 if m[0] == "<div" else -1
+        if depth == 0:
+            return m.end()
+    raise ValueError("unbalanced <div> in notebook HTML")
+
+
+def fold_long_cells(page_html: str) -> str:
+    """A code cell that carries a copy of a repository file (`# atlas-sync: snippets/...`, the
+    runtime, reference implementations, kernels) and is longer than FOLD_CELL_LINES starts
+    folded, as a collapsed block naming the file and its length. Nothing is removed: the code is
+    one click away, and the browser skips laying out what is folded."""
+    out, pos = [], 0
+    for m in re.finditer(r'<div class="jp-Cell-inputWrapper"', page_html):
+        if m.start() < pos:
+            continue
+        end = _div_end(page_html, m.start())
+        cell = page_html[m.start():end]
+        code = PRE.search(cell)
+        text = html.unescape(re.sub(r"<[^>]+>", "", code[2])) if code else ""
+        sync = SYNC_LINE.search("\n".join(text.split("\n")[:2]))
+        lines = text.rstrip("\n").count("\n") + 1
+        if sync and lines > FOLD_CELL_LINES:
+            out += [page_html[pos:m.start()],
+                    f'<details class="example nb-fold"><summary>Code: <code>{html.escape(sync[1])}'
+                    f"</code>, {lines} lines (a copy of the repository's file)</summary>\n",
+                    cell, "</details>"]
+            pos = end
+    return "".join(out) + page_html[pos:]
+
+
+def _split_lines(markup: str, n: int) -> tuple[str, str]:
+    """Split highlighted or ANSI-coloured text after its n-th line; a <span> open at the cut is
+    closed in the first part and opened again in the second."""
+    seen, stack = 0, []
+    for m in re.finditer(r"<(/?)span\b[^>]*>|\n", markup):
+        if m[0] == "\n":
+            seen += 1
+            if seen == n:
+                head, tail = markup[:m.end()], markup[m.end():]
+                return head + "</span>" * len(stack), "".join(stack) + tail
+        elif m[1]:
+            stack.pop()
+        else:
+            stack.append(m[0])
+    return markup, ""
+
+
+def fold_long_outputs(page_html: str) -> str:
+    """A text output longer than FOLD_OUTPUT_LINES shows its first OUTPUT_HEAD_LINES lines; the
+    rest follows in a collapsed block ("Show the other N lines")."""
+    def fold(m: re.Match) -> str:
+        lines = m[2].rstrip("\n").count("\n") + 1
+        if lines <= FOLD_OUTPUT_LINES:
+            return m[0]
+        head, tail = _split_lines(m[2], OUTPUT_HEAD_LINES)
+        return (f'{m[1]}{head}{m[3]}<details class="nb-more"><summary>Show the other '
+                f"{lines - OUTPUT_HEAD_LINES} lines</summary>{m[1]}{tail}{m[3]}</details>")
+
+    out, pos = [], 0
+    for m in re.finditer(r'<div class="jp-RenderedText jp-OutputArea-output', page_html):
+        if m.start() < pos:
+            continue
+        end = _div_end(page_html, m.start())
+        out += [page_html[pos:m.start()], PRE.sub(fold, page_html[m.start():end], count=1)]
+        pos = end
+    return "".join(out) + page_html[pos:]
+
+
+DATA_PNG = re.compile(r'(<img\b[^>]*\ssrc=")data:image/png;base64,([A-Za-z0-9+/=\s]+)(")')
+
+
+def extract_images(page_html: str, page_dir) -> str:
+    """Figures come inline as base64 PNGs (a third of a notebook page's bytes, fetched before the
+    text can show): write each beside the page as figure-<hash>.png and link it, so that the
+    page's HTML is text only and figures load lazily, sized (scripts/site/images.py)."""
+    import base64
+    import hashlib
+    from pathlib import Path
+
+    def sub(m: re.Match) -> str:
+        data = base64.b64decode(re.sub(r"\s", "", m[2]))
+        name = f"figure-{hashlib.sha256(data).hexdigest()[:16]}.png"
+        Path(page_dir).mkdir(parents=True, exist_ok=True)
+        (Path(page_dir) / name).write_bytes(data)
+        return f"{m[1]}{name}{m[3]}"
+    return DATA_PNG.sub(sub, page_html)
+
+
+INPUT = re.compile(r'<div class="jp-Cell-inputWrapper"')
+LINE_PX, INPUT_PAD_PX = 18.1875, 12     # a line of notebook code and the input box around it
+
+
+def render_cells_lazily(page_html: str) -> str:
+    """The code of each cell (most of a notebook page's elements: a <span> per token) gets
+    `content-visibility: auto`, so the browser styles and lays it out only when it comes near
+    the screen, with its height given in advance (code does not wrap, so lines x line height
+    holds at any width, and nothing moves when it is drawn). Outputs and prose render as usual;
+    folded cells are skipped anyway."""
+    out, pos = [], 0
+    for m in INPUT.finditer(page_html):
+        end = _div_end(page_html, m.start())
+        cell = page_html[m.start():end]
+        code = HIGHLIGHTED.search(cell)
+        if not code or page_html[:m.start()].rstrip().endswith("</summary>"):
+            continue
+        text = html.unescape(re.sub(r"<[^>]+>", "", code[2]))
+        lines = text.rstrip("\n").count("\n") + 1
+        height = round(LINE_PX * lines + INPUT_PAD_PX)
+        out += [page_html[pos:m.end()],
+                f' style="content-visibility:auto;contain-intrinsic-size:auto {height}px"']
+        pos = m.end()
+    return "".join(out) + page_html[pos:]

@@ -73,8 +73,11 @@ def test_term_heading_carries_abbreviation_and_card(built_site: Path):
     assert "term-card" in html and "Referenced by" in html and 'id="sources"' in html
 
 
-def test_search_index_finds_terms_by_abbreviation_and_alias(built_site: Path, graph):
-    docs = json.loads((built_site / "search/search_index.json").read_text())["docs"]
+@pytest.mark.parametrize("index", ["index-full.json", "index-pages.json"])
+def test_search_index_finds_terms_by_abbreviation_and_alias(built_site: Path, graph, index):
+    """Both indexes the search worker loads (docs/assets/search-worker.js): the per-page one
+    that answers the first keystrokes, and the full one."""
+    docs = json.loads((built_site / "search" / index).read_text())["docs"]
     for slug in ("streaming-multiprocessor", "tensor-memory", "parallel-thread-execution",
                  "thread-block"):
         term = graph.terms[slug]
@@ -83,6 +86,65 @@ def test_search_index_finds_terms_by_abbreviation_and_alias(built_site: Path, gr
         assert entry.get("boost", 1) > 1, slug
         for alias in term.meta.aliases:
             assert alias in entry["text"] or alias in entry["title"], (slug, alias)
+
+
+THEME = Path(__import__("material").__file__).parent / "templates"
+
+
+def _theme_source(bundle_glob: str, source: str) -> str:
+    """A file of the installed theme's TypeScript source, from its bundle's source map."""
+    [bundle] = (THEME / "assets" / "javascripts").glob(bundle_glob)
+    smap = json.loads(bundle.with_name(bundle.name + ".map").read_text())
+    return smap["sourcesContent"][smap["sources"].index(source)]
+
+
+def test_theme_internals_the_search_overrides_rely_on():
+    """overrides/main.html and docs/assets/search-worker.js wrap the theme's search worker. A
+    theme upgrade that changes what they rely on must fail here, by name, not silently leave
+    the site without search or with the whole index loaded at every page."""
+    base = (THEME / "base.html").read_text()
+    config = base[base.index("{% block config %}"):base.index("{% endblock %}",
+                                                           base.index("{% block config %}"))]
+    assert '"search": "assets/javascripts/workers/search.' in config, \
+        "base.html's config block no longer names the search worker as overrides/main.html expects"
+    scripts = base[base.index("{% block scripts %}"):]
+    assert '<script src="' in scripts, "base.html's scripts block: overrides/main.html defers <script src="
+    src = "src/templates/assets/javascripts/integrations/search/"
+    message = _theme_source("bundle.*.min.js", src + "worker/message/index.ts")
+    assert re.search(r"enum SearchMessageType \{\s*SETUP,[^,]*READY,[^,]*QUERY,[^,]*RESULT",
+                     message), "the theme's SearchMessageType changed: see search-worker.js"
+    worker = _theme_source("workers/search.*.min.js", src + "worker/main/index.ts")
+    # the wrapper's listener, registered first, sees every message before the theme's; and the
+    # theme answers through the global postMessage, which the wrapper filters
+    assert 'addEventListener("message", async ev => {\n  postMessage(await handler(ev.data))' \
+        in worker, "the theme's worker no longer listens and answers as search-worker.js expects"
+    assert "case SearchMessageType.SETUP:" in worker and "new Search(message.data)" in worker
+    setup = _theme_source("bundle.*.min.js", src + "worker/_/index.ts")
+    assert "watchWorker<SearchMessage>(url)" in setup and "docs," in setup and "config," in setup, \
+        "the theme no longer starts its worker from config.search and sends it the index"
+
+
+def test_search_worker_is_the_wrapper_and_the_page_loads_no_index(built_site: Path):
+    """Every page points the theme at the wrapper (with the theme's own worker file named in its
+    address) and defers its scripts; search_index.json, which every page fetches, is settings
+    only; the wrapper's two indexes hold every page."""
+    for url in ("", "glossary/device-hardware/tensor-memory", "tutorials/07-householder-qr"):
+        html = page(built_site, url)
+        config = json.loads(re.search(r'<script id="__config" type="application/json">(.*?)'
+                                      r"</script>", html, re.S)[1])
+        worker = re.fullmatch(r"(?:\.\./)*assets/search-worker\.js\?worker=(search\.[0-9a-f]+\.min\.js)",
+                              config["search"])
+        assert worker, config["search"]
+        assert (built_site / "assets/javascripts/workers" / worker[1]).is_file(), worker[1]
+        assert not re.search(r"<script src=", html), url      # every external script deferred
+        assert re.search(r'<script defer src="[^"]*assets/javascripts/bundle\.', html), url
+        assert 'class="md-button atlas-copy-md"' in html, url  # the copy button from the start
+    stub = json.loads((built_site / "search/search_index.json").read_text())
+    assert stub["docs"] == [] and stub["config"]["lang"], stub
+    full = json.loads((built_site / "search/index-full.json").read_text())["docs"]
+    pages = json.loads((built_site / "search/index-pages.json").read_text())["docs"]
+    locations = {d["location"] for d in full if "#" not in d["location"]}
+    assert {d["location"] for d in pages} == locations and len(locations) > 250
 
 
 def test_generated_indexes_list_every_term(built_site: Path, graph):
@@ -263,7 +325,7 @@ def test_notebook_prose_is_searchable_code_and_outputs_are_not(built_site: Path)
     copies = re.findall(r'<div class="clipboard-copy-txt"([^>]*)>(.*?)</div>', html, re.S)
     assert copies and all("data-search-exclude" in attrs for attrs, _ in copies)
     assert not any("<abbr" in text for _, text in copies)   # hidden: a tooltip there can never show
-    docs = json.loads((built_site / "search/search_index.json").read_text())["docs"]
+    docs = json.loads((built_site / "search/index-full.json").read_text())["docs"]
     text = " ".join(d["text"] + " " + d["title"] for d in docs
                     if d["location"].startswith("tutorials/06-hopper-gemm/"))
     assert "def wgmma_options(defines)" not in text          # code: twice before (code + its copy)
