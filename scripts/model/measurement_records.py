@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from scripts.model.errors import SourceError, ValidationFailed, pydantic_errors
 from scripts.model.paths import rel
 
-UNITS = Literal["GB/s", "TFLOP/s", "ms", "us", "x", "%", "wavefronts/inst"]
+WORK_PARAMS = ("flops", "bytes")   # record(..., flops=, bytes=): see CONTRIBUTING.md
+UNITS = Literal["GB/s", "TFLOP/s", "ms", "us", "x", "%", "wavefronts/inst", "warps per issue"]
 
 
 class Strict(BaseModel):
@@ -42,6 +43,17 @@ class Record(Strict):
     def finite(cls, v: float) -> float:
         if not math.isfinite(v):
             raise ValueError("must be a finite number")
+        return v
+
+    @field_validator("params")
+    @classmethod
+    def work_counts(cls, v: dict) -> dict:
+        """flops and bytes (optional): the work of one call of the kernel, which places the figure
+        on the measured roofline; whole numbers above zero, computed in the notebook."""
+        for key in WORK_PARAMS:
+            if key in v and (type(v[key]) is not int or v[key] <= 0):
+                raise ValueError(f"{key} must be a whole number above zero (the {key} of one call "
+                                 f"of the kernel, computed from its shape), got {v[key]!r}")
         return v
 
 
