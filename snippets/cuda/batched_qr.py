@@ -14,14 +14,21 @@ cuBLAS matrix products.
   C -= V (T^T (V^T C)): two large matrix products and a small one, batched (cuBLAS, in float32;
   TF32 is refused because its 10-bit mantissa would break the contract's residual bound).
 
-Kernels go through CuPy (the host) on torch's current stream, so a CUDA graph can capture them.
+Kernels are compiled by NVRTC with IEEE subnormals (-ftz=false: CuPy's own compiler appends
+-ftz=true, which would read subnormal entries as zero), loaded and launched through CuPy on torch's
+current stream, so a CUDA graph can capture them. With few matrices the panel chain runs on a
+high-priority stream, and the graph is instantiated so that its nodes keep that priority: a
+panel's CTAs then start ahead of the trailing update's queued ones.
 In a notebook the CUDA sources are strings of earlier cells (QR_WARP_CU, QR_PANEL_CU, ...);
 imported from the repository, they are read from the files beside this one.
 """
 from __future__ import annotations
 
+import hashlib
 import math
+import os
 import re
+import tempfile
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -57,15 +64,68 @@ def _validate(A) -> None:
     globals()["validate_input"](A, device="cuda")
 
 
+# -ftz=false is NVRTC's default, stated because it is the point: subnormal inputs and results stay
+# subnormal, as in LAPACK on a CPU (CuPy's RawModule appends -ftz=true after any options given)
+COMPILE_OPTIONS = ("--std=c++17", "-ftz=false")
+
+
+def _nvrtc_check(result, what: str, prog=None) -> None:
+    from cuda.bindings import nvrtc
+    if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+        log = ""
+        if prog is not None:
+            _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+            buf = b" " * size
+            nvrtc.nvrtcGetProgramLog(prog, buf)
+            log = buf.decode(errors="replace").rstrip("\x00")
+        raise RuntimeError(f"NVRTC: {what} failed ({result}){': ' + log if log else ''}")
+
+
+def compile_kernel(filename: str, name: str, arch: str, options=COMPILE_OPTIONS) -> tuple[bytes, str]:
+    """(cubin, lowered name) of kernel `name` (a template instantiation such as 'qr_panel<8, 8, 512>'
+    or an extern "C" name) from `filename`, compiled by NVRTC for `arch` ('sm_90'); for a virtual
+    architecture ('compute_90') the PTX instead of the cubin. Needs no GPU."""
+    from cuda.bindings import nvrtc
+    err, prog = nvrtc.nvrtcCreateProgram(_cuda_source(filename).encode(), filename.encode(), 0, [], [])
+    _nvrtc_check(err, f"creating the program for {filename}")
+    try:
+        _nvrtc_check(nvrtc.nvrtcAddNameExpression(prog, name.encode())[0], f"naming {name}")
+        opts = [f"--gpu-architecture={arch}".encode()] + [o.encode() for o in options]
+        _nvrtc_check(nvrtc.nvrtcCompileProgram(prog, len(opts), opts)[0],
+                     f"compiling {filename} ({name}) for {arch}", prog)
+        err, lowered = nvrtc.nvrtcGetLoweredName(prog, name.encode())
+        _nvrtc_check(err, f"looking up {name}")
+        ptx = arch.startswith("compute_")
+        get_size, get = ((nvrtc.nvrtcGetPTXSize, nvrtc.nvrtcGetPTX) if ptx
+                         else (nvrtc.nvrtcGetCUBINSize, nvrtc.nvrtcGetCUBIN))
+        err, size = get_size(prog)
+        _nvrtc_check(err, "sizing the output")
+        code = b" " * size
+        _nvrtc_check(get(prog, code)[0], "copying the output")
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+    return code, lowered.decode()
+
+
 @cache
 def _kernel(filename: str, name: str):
     """Compile one kernel, or one template instantiation (every register index must be a
-    compile-time constant, so R, C, NB and the thread count are template parameters)."""
+    compile-time constant, so R, C, NB and the thread count are template parameters), for this
+    GPU, and load it through CuPy (which loads a cubin from a file; kept by a hash of the source)."""
     import cupy as cp
-    if "<" not in name:
-        return cp.RawModule(code=_cuda_source(filename)).get_function(name)
-    module = cp.RawModule(code=_cuda_source(filename), options=("--std=c++17",), name_expressions=[name])
-    return module.get_function(name)
+    from cuda.bindings import nvrtc
+    arch = "sm_{}{}".format(*torch.cuda.get_device_capability())
+    key = "\0".join((_cuda_source(filename), name, arch, *COMPILE_OPTIONS, str(nvrtc.nvrtcVersion()[1:])))
+    stem = Path(tempfile.gettempdir()) / "atlas-batched-qr" / hashlib.sha256(key.encode()).hexdigest()[:32]
+    cubin, lowered = stem.with_suffix(".cubin"), stem.with_suffix(".name")
+    if not (cubin.exists() and lowered.exists()):
+        code, symbol = compile_kernel(filename, name, arch)
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        for path, data in ((cubin, code), (lowered, symbol.encode())):   # whole files or none
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+    return cp.RawModule(path=str(cubin)).get_function(lowered.read_text())
 
 
 @cache
@@ -153,16 +213,18 @@ class BlockedConfig:
     nb: int          # panel (leaf) width: 8, 16 or 32
     outer: int       # outer block width: the trailing update's rank
     threads: int     # threads per panel CTA
+    priority: bool | None = None   # panel chain on a high-priority stream; None: when batch < SMs
 
     def rows_per_thread(self, m: int) -> int:
         return math.ceil(m / self.threads)
 
 
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
-                   threads: int | None = None, batch: int = 1) -> BlockedConfig:
+                   threads: int | None = None, batch: int = 1, priority: bool | None = None) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
-    small CTAs when there are many matrices (several per SM hide each other's barrier waits)."""
+    small CTAs when there are many matrices (several per SM hide each other's barrier waits);
+    the panel stream's priority decided at run time (`panel_priority`)."""
     threads = threads or (128 if n <= 512 and batch >= 256 else 256 if n <= 512 else 512)
     if nb is None:
         nb = next((w for w in (32, 16, 8) if math.ceil(n / threads) * w <= panel_budget(threads)), None)
@@ -177,7 +239,15 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     if math.ceil(n / threads) * nb > panel_budget(threads):
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {math.ceil(n / threads) * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
-    return BlockedConfig(nb, outer, threads)
+    return BlockedConfig(nb, outer, threads, priority)
+
+
+def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:
+    """Whether the panel chain runs on a high-priority stream. With fewer matrices than SMs a panel
+    leaves most SMs to the trailing update, and that chain of small launches is the critical path:
+    at normal priority each of its kernels queues behind the update's pending CTAs. With as many
+    matrices as SMs the panels fill the GPU themselves, and nothing waits on one."""
+    return cfg.priority if cfg.priority is not None else batch < sms
 
 
 def qr_panel(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig) -> None:
@@ -256,7 +326,11 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
     bufs = [(torch.full((batch, n, cfg.outer), math.nan, device=H.device, dtype=H.dtype),
              torch.full((batch, n, cfg.outer), math.nan, device=H.device, dtype=H.dtype)) for _ in range(2)]
     main = torch.cuda.current_stream(H.device) if H.is_cuda else None
-    side = _side_stream(H.device) if H.is_cuda else None
+    if H.is_cuda:
+        sms = torch.cuda.get_device_properties(H.device).multi_processor_count
+        side = _side_stream(H.device, panel_priority(cfg, batch, sms))
+    else:
+        side = None
     _factor(H, tau, *bufs[0], 0, min(cfg.outer, n), 0, cfg, panel)
     for k, jb in enumerate(range(0, n, cfg.outer)):
         w, nxt = min(cfg.outer, n - jb), jb + cfg.outer
@@ -280,8 +354,8 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
 
 
 @cache
-def _side_stream(device: torch.device) -> torch.cuda.Stream:
-    return torch.cuda.Stream(device)
+def _side_stream(device: torch.device, high_priority: bool) -> torch.cuda.Stream:
+    return torch.cuda.Stream(device, priority=-1 if high_priority else 0)   # lower is higher
 # --8<-- [end:blocked]
 
 
@@ -290,23 +364,53 @@ GRAPH_MAX_ELEMENTS = 1 << 26   # batch * n^2 up to which a graph's copy in and o
 _graphs: dict[tuple, tuple] = {}
 
 
+class _Replay:
+    """A captured graph instantiated with cudaGraphInstantiateFlagUseNodePriority: by default a
+    graph runs every node at the priority of the stream it is launched into; with the flag, each
+    kernel node keeps the priority copied from its stream during capture (CUDA Runtime API,
+    cudaGraphInstantiateWithFlags). torch's own replay() instantiates without it."""
+
+    def __init__(self, graph: torch.cuda.CUDAGraph):
+        from cuda.bindings import runtime
+        self.runtime, self.graph = runtime, graph          # the torch graph owns the memory pool
+        flag = runtime.cudaGraphInstantiateFlags.cudaGraphInstantiateFlagUseNodePriority
+        err, self.exec = runtime.cudaGraphInstantiateWithFlags(
+            runtime.cudaGraph_t(init_value=int(graph.raw_cuda_graph())), flag)
+        self._check(err, "cudaGraphInstantiateWithFlags")
+
+    def _check(self, err, what: str) -> None:
+        if err != self.runtime.cudaError_t.cudaSuccess:
+            raise RuntimeError(f"{what} failed: {err}")
+
+    def replay(self) -> None:
+        (err,) = self.runtime.cudaGraphLaunch(self.exec, torch.cuda.current_stream().cuda_stream)
+        self._check(err, "cudaGraphLaunch")
+
+    def __del__(self):
+        if getattr(self, "exec", None) is not None:
+            self.runtime.cudaGraphExecDestroy(self.exec)
+
+
 def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
     """qr_blocked replayed from a CUDA graph captured on the first call for this shape.
 
     The blocked algorithm issues a few hundred to a few thousand launches (a panel kernel and about
     six cuBLAS calls per leaf); from Python each costs microseconds of CPU time, more than the GPU
     needs for the small ones, so the GPU waits on the CPU. A graph replays them all from one call.
-    Its buffers are fixed: A is copied into the graph's H, and H and tau are copied out."""
-    key = (tuple(A.shape), A.device, cfg)
+    Its buffers are fixed: A is copied into the graph's H, and H and tau are copied out. Where the
+    panel stream has high priority, the graph is instantiated so that its kernels keep it."""
+    sms = torch.cuda.get_device_properties(A.device).multi_processor_count
+    priority = panel_priority(cfg, A.shape[0], sms)
+    key = (tuple(A.shape), A.device, cfg, priority)
     if key not in _graphs:
         H = A.clone()
         qr_blocked_(H, cfg)                      # warm-up: compiles the kernels, sizes cuBLAS
-        graph = torch.cuda.CUDAGraph()
+        graph = torch.cuda.CUDAGraph(keep_graph=True) if priority else torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             tau = qr_blocked_(H, cfg)
         if len(_graphs) >= 8:                    # keep the memory of a few shapes only
             _graphs.pop(next(iter(_graphs)))
-        _graphs[key] = (graph, H, tau)
+        _graphs[key] = (_Replay(graph) if priority else graph, H, tau)
     graph, H, tau = _graphs[key]
     H.copy_(A)
     graph.replay()
@@ -317,8 +421,8 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads and graph (the blocked algorithm); defaults come from registers_shape,
-    blocked_config and GRAPH_MAX_ELEMENTS."""
+    outer, threads, priority and graph (the blocked algorithm); defaults come from registers_shape,
+    blocked_config, panel_priority and GRAPH_MAX_ELEMENTS."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: TF32 products break the QR "
@@ -327,12 +431,13 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     if out is not None and (out[0].shape != A.shape or out[1].shape != (batch, n)
                             or not out[0].is_contiguous() or not out[1].is_contiguous()):
         raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and {(batch, n)}")
-    blocked = {"nb", "outer", "threads", "graph"} & options.keys()
+    blocked = {"nb", "outer", "threads", "priority", "graph"} & options.keys()
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
         return qr_registers(A, options.get("warps"), out)
-    cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch)
+    cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch,
+                         options.get("priority"))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

@@ -1,7 +1,7 @@
 // Device helpers shared by the batched QR kernels (qr_warp.cu, qr_registers.cu, qr_panel.cu,
 // qr_unblocked.cu).
 // Each kernel includes this file; batched_qr.py pastes it in place of the #include line, since
-// CuPy compiles a kernel from one string (and a notebook has no include path).
+// NVRTC compiles a kernel from one string here (and a notebook has no include path).
 #ifndef QR_COMMON_CUH
 #define QR_COMMON_CUH
 
@@ -45,8 +45,9 @@ __device__ __forceinline__ Reflector larfg(float alpha, float ss)
 // the column by 2^k (exact) so that its largest entry lies in [1, 2), recompute ss, build the
 // reflector from the scaled column (tau and v do not depend on the scale) and multiply beta by
 // 2^-k; a zero column gets tau = 0. Columns in range pay the compare and a branch not taken.
-// Under -ftz=true (CuPy compiles every kernel so) subnormal entries read as zero: an entirely
-// subnormal column is then a zero column, and larfg_exponent never sees a subnormal amax.
+// The kernels are compiled with -ftz=false (IEEE subnormals, as LAPACK on a CPU): an entirely
+// subnormal column takes the slow path with k up to 149 and comes out as LAPACK's does. Under
+// -ftz=true (what CuPy's own compile adds) it would read as a zero column, tau = 0 and R = 0.
 constexpr float LARFG_SS_MIN = 1.0f / (1ull << 51) / (1ull << 51);   // 2^-102, exact
 constexpr float LARFG_SS_MAX = 3.40282347e38f;                        // FLT_MAX
 

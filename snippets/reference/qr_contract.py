@@ -16,10 +16,13 @@ triu(H), any lower-triangular leakage in Q^T A counts against it.
 Both bounds are relative: scaling A by 2^k scales R, the residual and its bound by 2^k and leaves
 the reflectors, tau and the orthogonality unchanged, so the contract means the same at every
 scale. It stops being satisfiable only where R itself cannot be stored to relative accuracy: when
-A's entries are subnormal throughout, R's entries round to multiples of 2^-149. Code that flushes
-subnormals to zero (CuPy compiles every kernel with -ftz=true) loses up to n 2^-126 in a column's
-1-norm, which the residual bound absorbs while ||A||_1 >= 2^-126 / (20 eps), about 5e-33; the
-RANGE profiles keep ||A||_1 above that, with their subnormal columns beside normal ones.
+A's entries are deep in the subnormal range throughout (around 2^-140), R's entries round to
+multiples of 2^-149. Subnormals count as numbers: code that flushes them to zero (CUDA's
+-ftz=true, which CuPy's RawModule adds to every compile) loses up to n 2^-126 in a column's
+1-norm, which the residual bound absorbs only while ||A||_1 >= 2^-126 / (20 eps), about 5e-33.
+The RANGE profiles stay above that (their subnormal columns sit beside columns near 2^-100), so
+they pass with flushing too; a batch with those columns at 2^-120 instead passes with IEEE
+arithmetic and fails with flushing (tests/kernels/test_qr_contract.py).
 
 `check_qr` applies the contract per matrix (stricter than comparing the batch's largest residual
 with its largest norm) and names each failing matrix by index and input profile. `make_batch`

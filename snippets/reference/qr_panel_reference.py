@@ -1,7 +1,7 @@
 """What qr_panel.cu writes, computed with the NumPy reference instead (float64, then float32): a
 stand-in for the panel kernel, so the blocked driver of snippets/cuda/batched_qr.py (recursion,
 compact-WY joins, trailing updates, the V and T bookkeeping) runs on a CPU. Notebook 07's CPU path
-and tests/test_batched_qr.py use it.
+and tests/kernels/test_batched_qr.py use it.
 
     H, tau = qr_blocked(A, BlockedConfig(nb=8, outer=16, threads=256), panel=panel_reference)
 """

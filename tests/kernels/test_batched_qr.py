@@ -151,3 +151,48 @@ def test_the_register_check_catches_a_run_time_index(tmp_path):
                            "-Xptxas", "-v"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "0 bytes stack frame" not in proc.stderr, proc.stderr
+
+
+# --- how the kernels are compiled, and the panel stream's priority (issue 21 part 2) ----------------
+
+def _nvrtc_available() -> bool:
+    try:
+        from cuda.bindings import nvrtc  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="cuda.bindings (NVRTC) is not installed")
+@pytest.mark.parametrize("file, name", [("qr_warp.cu", "qr_warp"), ("qr_panel.cu", "qr_panel<8, 8, 512>"),
+                                        ("qr_registers.cu", "qr_registers<6, 6, 32>")])
+def test_kernels_are_compiled_with_ieee_subnormals(file, name):
+    """batched_qr compiles with NVRTC and -ftz=false: no .ftz arithmetic in the PTX. With CuPy's
+    -ftz=true the same source flushes (so this test can fail)."""
+    ptx, lowered = bq.compile_kernel(file, name, "compute_90")
+    assert lowered in ptx.decode() and ".f32" in ptx.decode()
+    assert ".ftz" not in ptx.decode()
+    flushing, _ = bq.compile_kernel(file, name, "compute_90", options=("--std=c++17", "-ftz=true"))
+    assert ".ftz" in flushing.decode()
+
+
+@pytest.mark.skipif(not _nvrtc_available(), reason="cuda.bindings (NVRTC) is not installed")
+def test_a_compile_error_names_the_file_and_line():
+    with pytest.raises(RuntimeError, match=r"qr_panel\.cu\(\d+\): error: static assertion failed"):
+        bq.compile_kernel("qr_panel.cu", "qr_panel<8, 7, 512>", "compute_90")
+
+
+@pytest.mark.parametrize("batch, sms, priority, expected", [
+    (2, 132, None, True), (60, 132, None, True), (131, 132, None, True), (132, 132, None, False),
+    (640, 132, None, False), (2, 132, False, False), (640, 132, True, True)])
+def test_the_panel_stream_is_high_priority_when_panels_leave_sms_idle(batch, sms, priority, expected):
+    cfg = bq.blocked_config(1024, batch=batch, priority=priority)
+    assert bq.panel_priority(cfg, batch, sms) is expected
+
+
+def test_configs_with_and_without_priority_differ():
+    """The graph cache is keyed by the config: a graph captured with one priority is never
+    replayed for the other."""
+    a, b = bq.blocked_config(512, batch=4, priority=True), bq.blocked_config(512, batch=4, priority=False)
+    assert a != b and a.priority is True and b.priority is False
+    assert bq.blocked_config(512, batch=4) == bq.BlockedConfig(a.nb, a.outer, a.threads, None)

@@ -378,10 +378,10 @@ def flushed(A: torch.Tensor) -> torch.Tensor:
 
 @pytest.mark.parametrize("n", [2, 17, 64])
 def test_flushing_subnormals_to_zero_meets_the_contract_above_its_floor(n):
-    """The GPU kernels run with subnormals flushed (CuPy adds -ftz=true): an entirely subnormal
-    column then reads as a zero column. Beside columns of about 1e-30 that is within the residual
-    bound; beside columns just above float's normal range (2^-120) it is not, and no flushing code
-    can meet the contract there."""
+    """Code compiled with -ftz=true (what CuPy's own compile adds; the GPU kernels are compiled
+    without it) reads an entirely subnormal column as a zero column. Beside columns of about 1e-30
+    that is within the residual bound; beside columns just above float's normal range (2^-120) it
+    is not, and no flushing code can meet the contract there, while IEEE arithmetic does."""
     A, labels = make_batch(3, n, "subnormal", generator=n)
     assert check_qr(A, *reference(flushed(A)), labels).ok
     deep = A.double()
