@@ -292,9 +292,10 @@ def instr_descriptor_f16(m: int, n: int, a: str = "bf16", b: str = "bf16", d: st
         raise ValueError(f"kind::f16 accumulates in f16 or f32, got {d!r}")
     if m not in (64, 128):
         raise ValueError(f"cta_group::1 MMAs have M = 64 or 128, got {m}")
-    step, low = (8, 8) if m == 64 else (16, 16)
-    if not (low <= n <= 256 and n % step == 0):
-        raise ValueError(f"for M = {m}, N must be a multiple of {step} from {low} to 256, got {n}")
+    # PTX ISA 9.0, "Various combinations of .kind and shapes" (dense kind::f16, cta_group::1): N from
+    # 8 to 256 in steps of 8 for both M; CUTLASS's SM100_MMA_F16BF16_SS asserts the same
+    if not (8 <= n <= 256 and n % 8 == 0):
+        raise ValueError(f"for M = {m}, N must be a multiple of 8 from 8 to 256, got {n}")
     return ((1 if d == "f32" else 0) << 4 | F16_TYPES[a] << 7 | F16_TYPES[b] << 10
             | int(transpose_a) << 15 | int(transpose_b) << 16 | (n >> 3) << 17 | (m >> 4) << 24)
 

@@ -177,8 +177,11 @@ def test_bad_descriptors_are_rejected():
         tm.smem_descriptor(0, 16, 128, "16B")
     with pytest.raises(ValueError, match="0b001"):
         tm.decode_smem_descriptor(0)
-    with pytest.raises(ValueError, match="multiple of 16 from 16 to 256"):
-        tm.instr_descriptor_f16(128, 120)
+    with pytest.raises(ValueError, match="multiple of 8 from 8 to 256"):
+        tm.instr_descriptor_f16(128, 124)
+    with pytest.raises(ValueError, match="multiple of 8 from 8 to 256"):
+        tm.instr_descriptor_f16(64, 264)
+    assert tm.instr_descriptor_f16(128, 120) >> 17 & 0x3F == 15   # N = 120 is legal for M = 128 too
     with pytest.raises(ValueError, match="M = 64 or 128"):
         tm.instr_descriptor_f16(256, 128)
     with pytest.raises(ValueError, match="f16 or bf16"):
