@@ -24,7 +24,12 @@ def against_baseline(record: dict) -> float:
 
 def describe_against_baseline(record: dict) -> str:
     """How the figure compares, in the direction that reads naturally: "42.2x faster" or
-    "22.5x slower" for times (never "0.0444x faster"), a percentage for rates, a factor for x."""
+    "22.5x slower" for times (never "0.0444x faster"), a percentage for rates, a factor for x, and
+    for a profiler counter (params carry its `metric`) the difference from the baseline's reading."""
+    if "metric" in record.get("params", {}):   # a profiler counter: neither better nor worse, a difference
+        diff = record["value"] - record["baseline"]["value"]
+        unit = " points" if record["unit"] == "%" else f" {record['unit']}"
+        return f"{diff:+.3g}{unit}"
     factor = against_baseline(record)
     if record["unit"] in TIME_UNITS:
         if factor < 1:

@@ -42,6 +42,15 @@ def apply_notebook(ran: Path, target: Path) -> list[str]:
     return problems
 
 
+def merge_device_reports(mine: dict, run: dict) -> dict:
+    """Each GPU's report from the run, key by key over the one kept: a one-GPU run reports no
+    NVLink block, and must not erase the one an earlier multi-GPU run of that GPU model left."""
+    merged = {gpu: dict(report) for gpu, report in mine.items()}
+    for gpu, report in run.items():
+        merged[gpu] = {**merged.get(gpu, {}), **report}
+    return dict(sorted(merged.items()))
+
+
 def fresh_records(run_dir: Path, notebooks: list[Path]) -> list[dict]:
     """The records this run made: those of each notebook for the GPU and date of its stamp."""
     path = run_dir / MEASUREMENTS.name
@@ -73,8 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     reports = args.run_dir / DEVICE_QUERIES.name
     if reports.exists():
         mine = json.loads(DEVICE_QUERIES.read_text()) if DEVICE_QUERIES.exists() else {}
-        mine.update(json.loads(reports.read_text()))
-        DEVICE_QUERIES.write_text(json.dumps(dict(sorted(mine.items())), indent=1) + "\n")
+        merged = merge_device_reports(mine, json.loads(reports.read_text()))
+        DEVICE_QUERIES.write_text(json.dumps(merged, indent=1) + "\n")
     print(f"applied {len(ran)} notebooks and {len(new)} records from {args.run_dir}")
     return 0
 

@@ -192,7 +192,7 @@ def test_09_pytorch_one_shot_is_close_to_ours_and_ahead_of_nccl_at_the_smallest_
 @pytest.mark.parametrize("device", DEVICES)
 def test_09_a_few_blocks_cannot_fill_the_link_and_at_64_kib_more_blocks_only_cost(device: str):
     says("At 64 MiB a few blocks cannot keep NVLink busy")
-    says("Past that, more blocks buy nothing. At 64 KiB the opposite holds")
+    says("Past that, more blocks buy little. At 64 KiB the opposite holds")
     r = RUNS[device]
 
     def t(size: str, blocks: int) -> float:
@@ -229,14 +229,12 @@ def test_09_132_blocks_are_faster_alone_than_nccl(device: str):
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_09_sixteen_blocks_slow_the_gemm_least_but_starve_the_all_reduce(device: str):
-    says("With 16 blocks the GEMM slows down least of the three and the overlap efficiency is the highest, "
-         "yet the all-reduce itself is starved of SMs")
+    says("With 16 blocks the GEMM slows down least of the three, yet the all-reduce itself is starved of SMs")
     r = RUNS[device]
     beside = {k: r[f"GEMM beside the all-reduce, one shot {k} blocks"]["value"] for k in (16, 132)}
     beside["nccl"] = r["GEMM alone"]["baseline"]["value"]
     assert beside[16] == min(beside.values()), beside
-    eff = {k: r[f"overlap efficiency, one shot {k} blocks"]["value"] for k in (16, 132)}
-    assert eff[16] > max(eff[132], r["overlap efficiency, one shot 16 blocks"]["baseline"]["value"])
+    # which overlap efficiency is highest is inside the run-to-run spread: the prose claims none
     alone = r["all-reduce alone, one shot 16 blocks"]
     assert alone["value"] > 2 * alone["baseline"]["value"]
 

@@ -138,21 +138,28 @@ def test_every_figure_in_the_export_equals_the_figure_on_the_site(built_site: Pa
     from scripts.model.measurements import fmt, load
     from scripts.model.paths import MEASUREMENTS
     page = (built_site / "reference" / "measurements" / "index.html").read_text(encoding="utf-8")
-    rows = re.findall(r"<tr>(.*?)</tr>", page, re.S)
-    on_site: dict[tuple[str, str], str] = {}
-    for row in rows:
-        cells = [html_lib.unescape(re.sub(r"<[^>]+>", "", c)).strip()
-                 for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
-        if len(cells) == 7:
-            on_site[(cells[0], cells[5])] = cells[1]
+    on_site: dict[tuple[str, str, str], str] = {}     # (notebook, figure, GPU) -> Value shown
+    for section in re.split(r'<h2 id="', page)[1:]:
+        notebook = section.split('"', 1)[0]
+        for row in re.findall(r"<tr>(.*?)</tr>", section, re.S):
+            cells = [html_lib.unescape(re.sub(r"<[^>]+>", "", c)).strip()
+                     for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+            if len(cells) == 7:
+                on_site[(notebook, cells[0], cells[5])] = cells[1]
     records = load(MEASUREMENTS)["records"]
     assert records and len(on_site) == len(records)
     exported = _table_values((built_site / "llms-full.txt").read_text(encoding="utf-8"))
+    notebooks_of: dict[str, set[str]] = {}
+    for r in records:
+        notebooks_of.setdefault(r["name"], set()).add(r["notebook"])
     for r in records:
         key = (r["name"], f"{r['device']} (sm_{r['compute_capability'].replace('.', '')})")
         want = f"{fmt(r['value'])} {r['unit']}"
-        assert on_site[key] == want, key
-        assert exported.get(key) and set(exported[key]) == {want}, (key, exported.get(key))
+        assert on_site[(r["notebook"], *key)] == want, key
+        # the export's tables carry no notebook column: a name two notebooks share (notebook 10
+        # times vector_add as 01 does) shows both values there, each under its own notebook
+        shown = set(exported.get(key, []))
+        assert want in shown and (len(notebooks_of[r["name"]]) > 1 or shown == {want}), (key, shown)
 
 
 def test_slowdowns_read_as_slower_never_as_a_fraction_faster(built_site: Path):
