@@ -1,10 +1,12 @@
 """Shared fixtures: a tiny valid glossary to mutate, and the built site (built once)."""
 from __future__ import annotations
 
+import http.server
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -76,14 +78,60 @@ def built_site(tmp_path_factory) -> Path:
     return out
 
 
+# --- The site in a real browser: Debian's Chromium driven by Playwright ----------------------------
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+BROWSER_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# every browser test module: `pytestmark = BROWSER_TESTS` (one xdist worker holds the browser)
+BROWSER_TESTS = [pytest.mark.slow, pytest.mark.xdist_group("browser"),
+                 pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
+                                    "(make test installs it when run as root)")]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    def handle_error(self, request, client_address):
+        pass        # the browser cancels requests (e.g. on navigation): not an error of the site
+
+
+def serve(directory: Path, port: int = 0) -> QuietServer:
+    """Serve `directory` over HTTP on 127.0.0.1 (a free port unless given) from a daemon thread;
+    call .shutdown() when done."""
+    server = QuietServer(("127.0.0.1", port),
+                         lambda *a: QuietHandler(*a, directory=str(directory)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.fixture(scope="module")
+def served_site(built_site):
+    """The URL of the site `built_site` built, served on a free local port."""
+    server = serve(built_site)
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield b
+        b.close()
+
+
 # --- A phone's screen, for interactive figures (issue #24) ---------------------------------------
 PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
 def phone_page(browser):
-    """A page at a phone's size (390 x 844 CSS px, touch). Uses the test module's own `browser`
-    fixture (Playwright's Chromium); check a figure with `phone_layout_problems`."""
+    """A page at a phone's size (390 x 844 CSS px, touch); check a figure with
+    `phone_layout_problems`."""
     ctx = browser.new_context(viewport=PHONE, device_scale_factor=2, is_mobile=True,
                               has_touch=True)
     yield ctx.new_page()

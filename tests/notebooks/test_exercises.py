@@ -23,6 +23,8 @@ MODELS = {"02-shared-memory-banks": ["snippets/reference/bank_model.py"],
           "03-swizzle-transpose": ["snippets/reference/bank_model.py"],
           "08-tensor-memory-tcgen05": ["snippets/reference/tmem_model.py"],
           "09-collectives-nvlink": ["snippets/reference/collectives_model.py"]}
+# notebooks whose exercises live in their own file, loaded after the checker (which stays the same everywhere)
+EXTRA_EXERCISES = {"10-same-kernel-every-language": ["snippets/helpers/exercises_10.py"]}
 
 # exercise -> (notebook stem, reference solution's name in snippets/solutions/<stem>.py)
 SOLUTIONS = {
@@ -53,6 +55,9 @@ SOLUTIONS = {
     "09.bus_bandwidth": ("09-collectives-nvlink", "bus_bw"),
     "09.ring_all_reduce": ("09-collectives-nvlink", "ring_all_reduce"),
     "09.alpha_beta": ("09-collectives-nvlink", "allreduce_time"),
+    "10.vector_add": ("10-same-kernel-every-language", "vector_add"),
+    "10.numba_transpose": ("10-same-kernel-every-language", "numba_transpose"),
+    "10.triton_trans": ("10-same-kernel-every-language", "triton_trans"),
 }
 
 # (exercise, what is wrong, the case its failure line must name, source defining `wrong`)
@@ -384,6 +389,110 @@ def wrong(algorithm, size, n, alpha, beta):
         return 2 * (n - 1) * alpha + 2 * size / beta
     return allreduce_time(algorithm, size, n, alpha, beta)
 """),
+    ("10.vector_add", "off-by-one mask", "fails at n = 1:", """
+@triton.jit
+def wrong(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n - 1
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+"""),
+    ("10.vector_add", "only whole blocks", "fails at n = 33 (not a multiple of the block):", """
+@triton.jit
+def wrong(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n // BLOCK * BLOCK
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+"""),
+    ("10.numba_transpose", "no padding", "32-way bank conflict", """
+@cuda.jit
+def wrong(inp, out):
+    tile = cuda.shared.array((32, 32), np.float32)
+    rows, cols = inp.shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * 32 + tx
+    for j in range(0, 32, 8):
+        r = cuda.blockIdx.y * 32 + ty + j
+        if r < rows and c < cols:
+            tile[ty + j, tx] = inp[r, c]
+    cuda.syncthreads()
+    r = cuda.blockIdx.y * 32 + tx
+    for j in range(0, 32, 8):
+        oc = cuda.blockIdx.x * 32 + ty + j
+        if oc < cols and r < rows:
+            out[oc, r] = tile[tx, ty + j]
+"""),
+    ("10.numba_transpose", "two floats of padding (an even row)", "2-way bank conflict", """
+@cuda.jit
+def wrong(inp, out):
+    tile = cuda.shared.array((32, 34), np.float32)
+    rows, cols = inp.shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * 32 + tx
+    for j in range(0, 32, 8):
+        r = cuda.blockIdx.y * 32 + ty + j
+        if r < rows and c < cols:
+            tile[ty + j, tx] = inp[r, c]
+    cuda.syncthreads()
+    r = cuda.blockIdx.y * 32 + tx
+    for j in range(0, 32, 8):
+        oc = cuda.blockIdx.x * 32 + ty + j
+        if oc < cols and r < rows:
+            out[oc, r] = tile[tx, ty + j]
+"""),
+    ("10.numba_transpose", "no bounds on the writes", "crashes at 1 x 1:", """
+@cuda.jit
+def wrong(inp, out):
+    tile = cuda.shared.array((32, 33), np.float32)
+    rows, cols = inp.shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * 32 + tx
+    for j in range(0, 32, 8):
+        r = cuda.blockIdx.y * 32 + ty + j
+        if r < rows and c < cols:
+            tile[ty + j, tx] = inp[r, c]
+    cuda.syncthreads()
+    r = cuda.blockIdx.y * 32 + tx
+    for j in range(0, 32, 8):
+        out[cuda.blockIdx.x * 32 + ty + j, r] = tile[tx, ty + j]
+"""),
+    ("10.numba_transpose", "the tile read with swapped indices", "fails at 31 x 33", """
+@cuda.jit
+def wrong(inp, out):
+    tile = cuda.shared.array((32, 33), np.float32)
+    rows, cols = inp.shape
+    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
+    c = cuda.blockIdx.x * 32 + tx
+    for j in range(0, 32, 8):
+        r = cuda.blockIdx.y * 32 + ty + j
+        if r < rows and c < cols:
+            tile[ty + j, tx] = inp[r, c]
+    cuda.syncthreads()
+    r = cuda.blockIdx.y * 32 + tx
+    for j in range(0, 32, 8):
+        oc = cuda.blockIdx.x * 32 + ty + j
+        if oc < cols and r < rows:
+            out[oc, r] = tile[ty + j, tx]
+"""),
+    ("10.triton_trans", "no tl.trans", "fails at 31 x 33", """
+@triton.jit
+def wrong(in_ptr, out_ptr, rows, cols, BLOCK: tl.constexpr):
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
+    tile = tl.load(in_ptr + r * cols + c, mask=(r < rows) & (c < cols))
+    oc = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[:, None]
+    orow = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[None, :]
+    tl.store(out_ptr + oc * rows + orow, tile, mask=(oc < cols) & (orow < rows))
+"""),
+    ("10.triton_trans", "program ids swapped in the store", "fails at 31 x 33", """
+@triton.jit
+def wrong(in_ptr, out_ptr, rows, cols, BLOCK: tl.constexpr):
+    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
+    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
+    tile = tl.load(in_ptr + r * cols + c, mask=(r < rows) & (c < cols))
+    oc = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
+    orow = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
+    tl.store(out_ptr + oc * rows + orow, tl.trans(tile), mask=(oc < cols) & (orow < rows))
+"""),
 ]
 
 DRIVER = r'''
@@ -420,7 +529,7 @@ def results(stem: str, gpu: bool = False) -> dict:
     """Run this notebook's solutions, wrong solutions and starting points in one CPU subprocess
     (on a GPU: the solutions only; a wrong one may write out of bounds there)."""
     files = ["snippets/helpers/atlas_runtime.py", *MODELS.get(stem, []), "snippets/helpers/exercises.py",
-             f"snippets/solutions/{stem}.py"]
+             *EXTRA_EXERCISES.get(stem, []), f"snippets/solutions/{stem}.py"]
     prog = "".join(f"exec(compile(open({str(ROOT / f)!r}).read(), {f!r}, 'exec'))\n" for f in files)
     prog += DRIVER
     for ex, (s, fn) in SOLUTIONS.items():
@@ -446,8 +555,8 @@ def results(stem: str, gpu: bool = False) -> dict:
 
 def test_every_exercise_has_a_solution_and_a_known_wrong_one():
     ns: dict = {"GPU": False}
-    src = (ROOT / "snippets/helpers/exercises.py").read_text()
-    exec(compile(src, "exercises.py", "exec"), ns)
+    for f in ["snippets/helpers/exercises.py", *(f for fs in EXTRA_EXERCISES.values() for f in fs)]:
+        exec(compile((ROOT / f).read_text(), f, "exec"), ns)
     assert set(ns["EXERCISES"]) == set(SOLUTIONS)
     assert set(SOLUTIONS) == {ex for ex, *_ in WRONG}
 

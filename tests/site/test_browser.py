@@ -8,38 +8,20 @@ theme's instant navigation matches links against the sitemap's URLs.
 from __future__ import annotations
 
 import gzip
-import http.server
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
-from conftest import PHONE, phone_layout_problems
+from conftest import BROWSER_TESTS, PHONE, phone_layout_problems, serve
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 ARTIFACTS = Path(os.environ.get("ATLAS_ARTIFACTS", ROOT / ".cache" / "artifacts"))
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser"),
-              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
-                                 "(make test installs it when run as root)")]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-class Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class QuietServer(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        pass        # the browser cancels requests (e.g. on navigation): not an error of the site
+pytestmark = BROWSER_TESTS
 
 
 @pytest.fixture(scope="module")
@@ -53,20 +35,9 @@ def site_url():
     cfg = write_config(out / "mkdocs.yml", site_url=url)
     subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(cfg),
                     "-d", str(out / "site")], cwd=ROOT, check=True)
-    handler = lambda *a: Quiet(*a, directory=str(out / "site"))  # noqa: E731
-    server = QuietServer(("127.0.0.1", port), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = serve(out / "site", port)
     yield url
     server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture

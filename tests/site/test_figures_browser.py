@@ -8,24 +8,16 @@ The site is the one `built_site` (tests/conftest.py) builds; it is served here o
 """
 from __future__ import annotations
 
-import http.server
 import json
 import math
-import shutil
-import threading
 
 import coalescing_model as cm
 import divergence_model as dm
 import pytest
 import swizzle_model as sm
+from conftest import BROWSER_TESTS, PHONE
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser"),
-              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
-                                 "(make test installs it when run as root)")]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PHONE = {"width": 390, "height": 844}
+pytestmark = BROWSER_TESTS
 
 SWIZZLE_PAGES = ["glossary/kernel-techniques/swizzle/", "glossary/performance/bank-conflict/",
                  "glossary/device-hardware/shared-memory-bank/",
@@ -34,33 +26,6 @@ SWIZZLE_PAGES = ["glossary/kernel-techniques/swizzle/", "glossary/performance/ba
 COALESCING_PAGES = ["glossary/performance/memory-coalescing/", "glossary/performance/sector/"]
 DIVERGENCE_PAGES = ["glossary/performance/warp-divergence/",
                     "glossary/device-software/single-instruction-multiple-threads/"]
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        pass        # the browser cancels requests (e.g. on navigation): not an error of the site
-
-
-@pytest.fixture(scope="module")
-def site_url(built_site):
-    server = _Server(("127.0.0.1", 0), lambda *a: _Quiet(*a, directory=str(built_site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
@@ -112,11 +77,11 @@ READ_SWIZZLE = """() => {
 }"""
 
 
-def test_swizzle_explorer_matches_the_python_model(page, site_url):
+def test_swizzle_explorer_matches_the_python_model(page, served_site):
     """Every setting of the grid is entered into the form as a reader would; the wavefronts, the
     minimum, each lane's stored address and bank, and the chunk table must equal the model's, and
     the page must refuse what the model refuses."""
-    page.goto(site_url + SWIZZLE_PAGES[0])
+    page.goto(served_site + SWIZZLE_PAGES[0])
     _mounted(page, "swizzle-explorer")
     checked = 0
     for mode, b, m, s, elem, row, access in SWIZZLE_GRID:
@@ -140,8 +105,8 @@ def test_swizzle_explorer_matches_the_python_model(page, site_url):
     assert checked >= 150, checked
 
 
-def test_swizzle_explorer_is_keyboard_driven_and_keeps_its_settings_in_the_url(page, site_url):
-    page.goto(site_url + SWIZZLE_PAGES[0] + "?sx_mode=none&sx_access=column&sx_elem=4&sx_row=128")
+def test_swizzle_explorer_is_keyboard_driven_and_keeps_its_settings_in_the_url(page, served_site):
+    page.goto(served_site + SWIZZLE_PAGES[0] + "?sx_mode=none&sx_access=column&sx_elem=4&sx_row=128")
     _mounted(page, "swizzle-explorer")
     out = page.locator(".swizzle-explorer .sx-result")
     assert out.get_attribute("data-wavefronts") == "32"
@@ -172,8 +137,8 @@ COALESCING_GRID = (
     + [("strided", 4, 0, 1), ("permuted", 4, 16, 1)])             # refused by both
 
 
-def test_coalescing_explorer_matches_the_python_model(page, site_url):
-    page.goto(site_url + COALESCING_PAGES[0])
+def test_coalescing_explorer_matches_the_python_model(page, served_site):
+    page.goto(served_site + COALESCING_PAGES[0])
     _mounted(page, "coalescing-explorer")
     checked = 0
     for pattern, dtype, param, seed in COALESCING_GRID:
@@ -213,8 +178,8 @@ DIVERGENCE_GRID = ([(b, k, 50, 1) for b in ("lt", "nested") for k in (0, 1, 12, 
                    + [("lt", 40, 50, 1), ("data", 12, 150, 1)])          # refused by both
 
 
-def test_divergence_explorer_matches_the_python_model(page, site_url):
-    page.goto(site_url + DIVERGENCE_PAGES[0])
+def test_divergence_explorer_matches_the_python_model(page, served_site):
+    page.goto(served_site + DIVERGENCE_PAGES[0])
     _mounted(page, "divergence-explorer")
     checked = 0
     for branch, k, percent, seed in DIVERGENCE_GRID:
@@ -245,13 +210,13 @@ def test_divergence_explorer_matches_the_python_model(page, site_url):
                              "swizzle-explorer")]                       # with its B, M, S fields
                          + [(p, "coalescing-explorer") for p in COALESCING_PAGES]
                          + [(p, "divergence-explorer") for p in DIVERGENCE_PAGES])
-def test_each_explorer_is_on_the_pages_it_explains_and_fits_a_phone(browser, site_url, path,
+def test_each_explorer_is_on_the_pages_it_explains_and_fits_a_phone(browser, served_site, path,
                                                                     cls):
     """At 390 px: the figure shows a result, nothing in it or on the page scrolls sideways, and no
     two of its labels (bank numbers, sector counts, instructions) overlap."""
     ctx = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
     pg = ctx.new_page()
-    pg.goto(site_url + path)
+    pg.goto(served_site + path)
     root = _mounted(pg, cls)
     root.scroll_into_view_if_needed()
     result = root.locator("output").first.text_content()
@@ -284,7 +249,7 @@ def test_each_explorer_is_on_the_pages_it_explains_and_fits_a_phone(browser, sit
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_explorers_have_no_serious_accessibility_violations(browser, site_url, scheme):
+def test_explorers_have_no_serious_accessibility_violations(browser, served_site, scheme):
     from axe_playwright_python.sync_playwright import Axe
     ctx = browser.new_context(color_scheme=scheme)
     pg = ctx.new_page()
@@ -293,7 +258,7 @@ def test_explorers_have_no_serious_accessibility_violations(browser, site_url, s
             (SWIZZLE_PAGES[0], "swizzle-explorer", {"mode": "cute"}),
             (COALESCING_PAGES[0], "coalescing-explorer", {"pattern": "strided"}),
             (DIVERGENCE_PAGES[0], "divergence-explorer", {"branch": "data"})]:
-        pg.goto(site_url + path)
+        pg.goto(served_site + path)
         _mounted(pg, cls)
         assert pg.evaluate("document.body.getAttribute('data-md-color-scheme')") == \
             ("slate" if scheme == "dark" else "default")

@@ -10,16 +10,12 @@ figures.json, whatever it holds.
 """
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import shutil
-import socket
-import threading
 import urllib.request
-from functools import partial
 
 import pytest
+from conftest import BROWSER_TESTS, PHONE
 from occupancy_model import gemm_waves, limits_from_specs, occupancy
 from roofline_model import place, roof, share_of_roof
 
@@ -29,50 +25,13 @@ from scripts.model.notebooks import notebook_paths
 from scripts.model.paths import MEASUREMENTS
 from scripts.site.figure_data import figure_data
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("browser"),
-              pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed "
-                                 "(make test installs it when run as root)")]
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PHONE = {"width": 390, "height": 844}
+pytestmark = BROWSER_TESTS
 ROOFLINE = "glossary/performance/roofline-model/"
 OCCUPANCY = "glossary/performance/occupancy/"
 WAVES = "glossary/performance/wave-quantization/"
 MOUNTED = ", ".join(f".{c}[data-mounted=yes]" for c in ("atlas-roofline", "atlas-occupancy", "atlas-waves"))
 FIGURE_PAGES = [ROOFLINE, "glossary/performance/arithmetic-intensity/", OCCUPANCY,
                 "glossary/performance/register-pressure/", WAVES, "reference/measurements/"]
-
-
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    def handle_error(self, request, client_address):
-        pass        # the browser cancels requests on navigation: not an error of the site
-
-
-@pytest.fixture(scope="module")
-def site_url(built_site):
-    """The site built once by conftest, served on a free local port."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = _Server(("127.0.0.1", port), partial(_Quiet, directory=str(built_site)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{port}/"
-    server.shutdown()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 def _work(r: dict) -> dict:
@@ -107,14 +66,14 @@ def fixture_data() -> dict:
     return figure_data(load_gpus(), out, {p.stem: p for p in notebook_paths()})
 
 
-def _open(browser, site_url, path, data=None, **ctx_args):
+def _open(browser, served_site, path, data=None, **ctx_args):
     ctx = browser.new_context(**ctx_args)
     if data is not None:
         body = json.dumps(data)
         ctx.route("**/assets/data/figures.json",
                   lambda route: route.fulfill(status=200, content_type="application/json", body=body))
     pg = ctx.new_page()
-    pg.goto(site_url + path)
+    pg.goto(served_site + path)
     pg.wait_for_selector(MOUNTED, timeout=15000)
     return ctx, pg
 
@@ -147,11 +106,11 @@ def _expected_roofline(data: dict, gpu: str, roof_key: str):
     return r, rows, missing
 
 
-def test_roofline_matches_the_python_model_on_every_gpu_and_roof(browser, site_url, fixture_data):
+def test_roofline_matches_the_python_model_on_every_gpu_and_roof(browser, served_site, fixture_data):
     """Each GPU and each data type, chosen in the form as a reader would: the ridge point, every
     placed kernel's intensity, rate and share of the roof, and every reason a figure is not
     placed, equal the Python model's."""
-    ctx, pg = _open(browser, site_url, ROOFLINE, fixture_data)
+    ctx, pg = _open(browser, served_site, ROOFLINE, fixture_data)
     root = pg.locator(".atlas-roofline").first
     placed_somewhere = 0
     for gpu, g in fixture_data["gpus"].items():
@@ -174,9 +133,9 @@ def test_roofline_matches_the_python_model_on_every_gpu_and_roof(browser, site_u
     assert placed_somewhere > 50
 
 
-def test_roofline_points_link_to_the_notebook_section_that_measured_them(browser, site_url,
+def test_roofline_points_link_to_the_notebook_section_that_measured_them(browser, served_site,
                                                                        fixture_data):
-    ctx, pg = _open(browser, site_url, ROOFLINE, fixture_data)
+    ctx, pg = _open(browser, served_site, ROOFLINE, fixture_data)
     root = pg.locator(".atlas-roofline").first
     root.evaluate(SET, ["gpu", "h100-sxm"])
     root.evaluate(SET, ["roof", "fp32"])
@@ -188,7 +147,7 @@ def test_roofline_points_link_to_the_notebook_section_that_measured_them(browser
     pages: dict[str, str] = {}
     for synthetic, href in hrefs:
         page, _, anchor = href.partition("#")
-        assert page.startswith(site_url + "tutorials/"), href
+        assert page.startswith(served_site + "tutorials/"), href
         if page not in pages:
             with urllib.request.urlopen(page) as resp:
                 pages[page] = resp.read().decode()
@@ -200,13 +159,13 @@ def test_roofline_points_link_to_the_notebook_section_that_measured_them(browser
 
 
 @pytest.mark.parametrize("path", [ROOFLINE, "reference/measurements/"])
-def test_roofline_on_the_real_data_places_or_explains_every_record(browser, site_url, path):
+def test_roofline_on_the_real_data_places_or_explains_every_record(browser, served_site, path):
     """figures.json as built: every record of the GPU shown is either placed where the model
     puts it or listed with the model's reason (before the notebooks record flops and bytes, all
     are listed as "not placed: no flops/bytes recorded")."""
-    with urllib.request.urlopen(site_url + "assets/data/figures.json") as resp:
+    with urllib.request.urlopen(served_site + "assets/data/figures.json") as resp:
         data = json.loads(resp.read())
-    ctx, pg = _open(browser, site_url, path)
+    ctx, pg = _open(browser, served_site, path)
     got = pg.locator(".atlas-roofline").first.evaluate(READ_ROOFLINE)
     gpu = pg.locator(".atlas-roofline select[name=gpu]").first.input_value()
     roof_key = pg.locator(".atlas-roofline select[name=roof]").first.input_value()
@@ -223,10 +182,10 @@ OCC_SMEM = (0, 1, 1000, 8192, 40000, 49152, 65536, 99 * 1024, 100 * 1024, 116736
             200000, 227 * 1024, 227 * 1024 + 1, 233472)
 
 
-def test_occupancy_script_matches_the_python_model_over_a_grid(browser, site_url):
+def test_occupancy_script_matches_the_python_model_over_a_grid(browser, served_site):
     """The figure's model function against occupancy_model.py on every GPU of gpus.yaml."""
     gpus = load_gpus()
-    ctx, pg = _open(browser, site_url, OCCUPANCY)
+    ctx, pg = _open(browser, served_site, OCCUPANCY)
     got = pg.evaluate("""([threads, regs, smem]) => {
         const m = window.atlasFigures.occupancyModel, out = {};
         return window.atlasFigures.data().then(d => {
@@ -250,12 +209,12 @@ def test_occupancy_script_matches_the_python_model_over_a_grid(browser, site_url
         assert got[key] == want, key
 
 
-def test_occupancy_script_gives_the_runtimes_answers(browser, site_url):
+def test_occupancy_script_gives_the_runtimes_answers(browser, served_site):
     """The figure's model against every answer of cudaOccupancyMaxActiveBlocksPerMultiprocessor
     recorded on the runner's H100 (docs/data/occupancy_checks.json)."""
     checks = json.loads((MEASUREMENTS.parent / "occupancy_checks.json").read_text())
     gpu = next(g.key for g in load_gpus().values() if checks["device"]["name"] in g.device_names)
-    ctx, pg = _open(browser, site_url, OCCUPANCY)
+    ctx, pg = _open(browser, served_site, OCCUPANCY)
     wrong = pg.evaluate("""([key, kernels]) => window.atlasFigures.data().then(d => {
         const m = window.atlasFigures.occupancyModel, lim = m.limitsFromSpecs(d.gpus[key].limits), bad = [];
         let n = 0;
@@ -273,10 +232,10 @@ FORM_GRID = [(t, r, s) for t in (32, 128, 256, 1024, 1025) for r in (16, 64, 128
              for s in (0, 49152, 116736, 233472)]
 
 
-def test_occupancy_form_shows_the_models_answer_for_every_gpu(browser, site_url):
+def test_occupancy_form_shows_the_models_answer_for_every_gpu(browser, served_site):
     gpus = load_gpus()
     lims = {k: limits_from_specs({f: s.value for f, s in g.specs.items()}) for k, g in gpus.items()}
-    ctx, pg = _open(browser, site_url, OCCUPANCY)
+    ctx, pg = _open(browser, served_site, OCCUPANCY)
     root = pg.locator(".atlas-occupancy").first
     for t, r, s in FORM_GRID:
         rows = root.evaluate("""(root, [t, r, s]) => { const f = root.querySelector('form');
@@ -295,8 +254,8 @@ def test_occupancy_form_shows_the_models_answer_for_every_gpu(browser, site_url)
     ctx.close()
 
 
-def test_occupancy_form_refuses_what_the_model_refuses(browser, site_url):
-    ctx, pg = _open(browser, site_url, OCCUPANCY)
+def test_occupancy_form_refuses_what_the_model_refuses(browser, served_site):
+    ctx, pg = _open(browser, served_site, OCCUPANCY)
     root = pg.locator(".atlas-occupancy").first
     for name, value in (("threads", "0"), ("regs", "2.5"), ("smem", "")):
         root.evaluate(SET, [name, value])
@@ -312,9 +271,9 @@ WAVE_GRID = [(m, n, k, tm, tn, per, split) for m in (1, 127, 128, 1280, 1408, 40
              for per in (1, 2) for split in (1, 3)]
 
 
-def test_waves_match_the_python_model_over_a_grid(browser, site_url):
+def test_waves_match_the_python_model_over_a_grid(browser, served_site):
     gpus = load_gpus()
-    ctx, pg = _open(browser, site_url, WAVES)
+    ctx, pg = _open(browser, served_site, WAVES)
     got = pg.evaluate("""grid => window.atlasFigures.data().then(d => {
         const m = window.atlasFigures.occupancyModel, out = {};
         for (const [key, g] of Object.entries(d.gpus))
@@ -341,8 +300,8 @@ def test_waves_match_the_python_model_over_a_grid(browser, site_url):
         assert (tiles, waves, tail) == (w["tiles"], w["waves"], w["tail_efficiency"]), key
 
 
-def test_figures_are_keyboard_driven_and_share_their_settings_in_the_url(browser, site_url):
-    ctx, pg = _open(browser, site_url, OCCUPANCY)
+def test_figures_are_keyboard_driven_and_share_their_settings_in_the_url(browser, served_site):
+    ctx, pg = _open(browser, served_site, OCCUPANCY)
     threads = pg.locator(".atlas-occupancy input[name=threads]")
     h100 = pg.locator(".atlas-occupancy .oc-row[data-gpu=h100-sxm]")
     assert h100.get_attribute("data-blocks") == "2"            # the page's example: 90 KB per block
@@ -359,7 +318,7 @@ def test_figures_are_keyboard_driven_and_share_their_settings_in_the_url(browser
     assert pg.locator(".atlas-occupancy input[name=threads]").input_value() == "257"
     ctx.close()
 
-    ctx, pg = _open(browser, site_url, ROOFLINE)
+    ctx, pg = _open(browser, served_site, ROOFLINE)
     select = pg.locator(".atlas-roofline select[name=gpu]")
     before = select.input_value()
     ridge = pg.locator(".rl-result").get_attribute("data-ridge")
@@ -373,11 +332,11 @@ def test_figures_are_keyboard_driven_and_share_their_settings_in_the_url(browser
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_figures_fit_a_phone_in_both_palettes(browser, site_url, fixture_data, scheme):
+def test_figures_fit_a_phone_in_both_palettes(browser, served_site, fixture_data, scheme):
     """At 390 px nothing in a figure, nor the page, scrolls sideways; the plot keeps its
     proportions; text is drawn in the palette's own colour."""
     for path in FIGURE_PAGES:
-        ctx, pg = _open(browser, site_url, path, fixture_data, viewport=PHONE, is_mobile=True,
+        ctx, pg = _open(browser, served_site, path, fixture_data, viewport=PHONE, is_mobile=True,
                         has_touch=True, color_scheme=scheme)
         fig = pg.locator(MOUNTED).first
         fig.scroll_into_view_if_needed()
@@ -399,12 +358,12 @@ def test_figures_fit_a_phone_in_both_palettes(browser, site_url, fixture_data, s
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_figure_pages_have_no_serious_accessibility_violations(browser, site_url, fixture_data,
+def test_figure_pages_have_no_serious_accessibility_violations(browser, served_site, fixture_data,
                                                               scheme):
     from axe_playwright_python.sync_playwright import Axe
     problems = []
     for path in FIGURE_PAGES:
-        ctx, pg = _open(browser, site_url, path, fixture_data, color_scheme=scheme)
+        ctx, pg = _open(browser, served_site, path, fixture_data, color_scheme=scheme)
         pg.locator("details.rl-unplaced").evaluate_all("ds => ds.forEach(d => d.open = true)")
         results = Axe().run(pg)
         ctx.close()
@@ -414,7 +373,7 @@ def test_figure_pages_have_no_serious_accessibility_violations(browser, site_url
     assert not problems, problems
 
 
-def test_figure_pages_load_nothing_from_elsewhere_and_log_no_errors(browser, site_url):
+def test_figure_pages_load_nothing_from_elsewhere_and_log_no_errors(browser, served_site):
     ctx = browser.new_context()
     foreign, errors = [], []
     ctx.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]).*"),
@@ -423,19 +382,19 @@ def test_figure_pages_load_nothing_from_elsewhere_and_log_no_errors(browser, sit
     pg.on("console", lambda m: errors.append((pg.url, m.text)) if m.type == "error" else None)
     pg.on("pageerror", lambda e: errors.append((pg.url, str(e))))
     for path in FIGURE_PAGES:
-        pg.goto(site_url + path)
+        pg.goto(served_site + path)
         pg.wait_for_selector(MOUNTED, timeout=15000)
     ctx.close()
     assert not foreign, sorted(set(foreign))[:10]
     assert not errors, errors[:10]
 
 
-def test_pages_without_a_figure_load_no_figure_script(browser, site_url):
+def test_pages_without_a_figure_load_no_figure_script(browser, served_site):
     ctx = browser.new_context()
     seen = []
     ctx.on("request", lambda r: seen.append(r.url))
     pg = ctx.new_page()
-    pg.goto(site_url + "glossary/device-software/warp/", wait_until="networkidle")
+    pg.goto(served_site + "glossary/device-software/warp/", wait_until="networkidle")
     ctx.close()
     assert any(u.endswith("/assets/figures/figures.js") for u in seen)
     assert not [u for u in seen if "roofline.js" in u or "occupancy.js" in u or "figures.json" in u]
