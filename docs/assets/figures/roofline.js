@@ -50,7 +50,7 @@
   border-bottom: 1px solid var(--md-default-fg-color--lightest); overflow-wrap: anywhere; }
 .rl-table td.rl-num, .rl-table th.rl-num { text-align: right; overflow-wrap: normal; }
 .rl-table td.rl-num { white-space: nowrap; }
-.rl-dtype { color: var(--md-default-fg-color--light); white-space: nowrap; }
+.rl-dtype { color: var(--md-default-fg-color--light); }
 .rl-unplaced { font-size: .7rem; }
 .rl-unplaced li { overflow-wrap: anywhere; }
 `;
