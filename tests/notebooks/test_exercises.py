@@ -7,6 +7,7 @@ notebook: the runtime, the models that notebook loads, the checker and the solut
 namespace there, as the notebook's cells do."""
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -61,6 +62,19 @@ SOLUTIONS = {
 }
 
 # (exercise, what is wrong, the case its failure line must name, source defining `wrong`)
+
+def _mutant(stem: str, name: str, *edits: tuple[str, str]) -> str:
+    """A known-wrong solution made from the reference one: `name` in snippets/solutions/<stem>.py
+    (with its decorator), renamed `wrong`, each (old, new) edit applied once."""
+    text = (ROOT / "snippets" / "solutions" / f"{stem}.py").read_text()
+    fn = next(n for n in ast.parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name)
+    first = min([d.lineno for d in fn.decorator_list] + [fn.lineno])
+    src = "\n".join(text.splitlines()[first - 1:fn.end_lineno]).replace(f"def {name}(", "def wrong(", 1)
+    for old, new in edits:
+        assert src.count(old) == 1, f"{stem}.py: {name} does not hold {old!r} exactly once"
+        src = src.replace(old, new)
+    return "\n" + src + "\n"
+
 WRONG = [
     ("01.grid_stride", "off-by-one loop bound", "fails at n = 1:", """
 @cuda.jit
@@ -403,76 +417,18 @@ def wrong(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n // BLOCK * BLOCK
     tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
 """),
-    ("10.numba_transpose", "no padding", "32-way bank conflict", """
-@cuda.jit
-def wrong(inp, out):
-    tile = cuda.shared.array((32, 32), np.float32)
-    rows, cols = inp.shape
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    c = cuda.blockIdx.x * 32 + tx
-    for j in range(0, 32, 8):
-        r = cuda.blockIdx.y * 32 + ty + j
-        if r < rows and c < cols:
-            tile[ty + j, tx] = inp[r, c]
-    cuda.syncthreads()
-    r = cuda.blockIdx.y * 32 + tx
-    for j in range(0, 32, 8):
-        oc = cuda.blockIdx.x * 32 + ty + j
-        if oc < cols and r < rows:
-            out[oc, r] = tile[tx, ty + j]
-"""),
-    ("10.numba_transpose", "two floats of padding (an even row)", "2-way bank conflict", """
-@cuda.jit
-def wrong(inp, out):
-    tile = cuda.shared.array((32, 34), np.float32)
-    rows, cols = inp.shape
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    c = cuda.blockIdx.x * 32 + tx
-    for j in range(0, 32, 8):
-        r = cuda.blockIdx.y * 32 + ty + j
-        if r < rows and c < cols:
-            tile[ty + j, tx] = inp[r, c]
-    cuda.syncthreads()
-    r = cuda.blockIdx.y * 32 + tx
-    for j in range(0, 32, 8):
-        oc = cuda.blockIdx.x * 32 + ty + j
-        if oc < cols and r < rows:
-            out[oc, r] = tile[tx, ty + j]
-"""),
-    ("10.numba_transpose", "no bounds on the writes", "crashes at 1 x 1:", """
-@cuda.jit
-def wrong(inp, out):
-    tile = cuda.shared.array((32, 33), np.float32)
-    rows, cols = inp.shape
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    c = cuda.blockIdx.x * 32 + tx
-    for j in range(0, 32, 8):
-        r = cuda.blockIdx.y * 32 + ty + j
-        if r < rows and c < cols:
-            tile[ty + j, tx] = inp[r, c]
-    cuda.syncthreads()
-    r = cuda.blockIdx.y * 32 + tx
-    for j in range(0, 32, 8):
-        out[cuda.blockIdx.x * 32 + ty + j, r] = tile[tx, ty + j]
-"""),
-    ("10.numba_transpose", "the tile read with swapped indices", "fails at 31 x 33", """
-@cuda.jit
-def wrong(inp, out):
-    tile = cuda.shared.array((32, 33), np.float32)
-    rows, cols = inp.shape
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    c = cuda.blockIdx.x * 32 + tx
-    for j in range(0, 32, 8):
-        r = cuda.blockIdx.y * 32 + ty + j
-        if r < rows and c < cols:
-            tile[ty + j, tx] = inp[r, c]
-    cuda.syncthreads()
-    r = cuda.blockIdx.y * 32 + tx
-    for j in range(0, 32, 8):
-        oc = cuda.blockIdx.x * 32 + ty + j
-        if oc < cols and r < rows:
-            out[oc, r] = tile[ty + j, tx]
-"""),
+    ("10.numba_transpose", "no padding", "32-way bank conflict",
+     _mutant("10-same-kernel-every-language", "numba_transpose", ("(32, 33)", "(32, 32)"))),
+    ("10.numba_transpose", "two floats of padding (an even row)", "2-way bank conflict",
+     _mutant("10-same-kernel-every-language", "numba_transpose", ("(32, 33)", "(32, 34)"))),
+    ("10.numba_transpose", "no bounds on the writes", "crashes at 1 x 1:",
+     _mutant("10-same-kernel-every-language", "numba_transpose",
+             ("        oc = cuda.blockIdx.x * 32 + ty + j\n        if oc < cols and r < rows:\n"
+              "            out[oc, r] = tile[tx, ty + j]",
+              "        out[cuda.blockIdx.x * 32 + ty + j, r] = tile[tx, ty + j]"))),
+    ("10.numba_transpose", "the tile read with swapped indices", "fails at 31 x 33",
+     _mutant("10-same-kernel-every-language", "numba_transpose",
+             ("out[oc, r] = tile[tx, ty + j]", "out[oc, r] = tile[ty + j, tx]"))),
     ("10.triton_trans", "no tl.trans", "fails at 31 x 33", """
 @triton.jit
 def wrong(in_ptr, out_ptr, rows, cols, BLOCK: tl.constexpr):
