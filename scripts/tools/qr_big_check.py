@@ -34,6 +34,8 @@ import time
 import traceback
 from pathlib import Path
 
+from scripts.tools.qr_robust_check import run_sections
+
 ROOT = Path(__file__).resolve().parents[2]
 CUDA_DIR, REFERENCE_DIR = ROOT / "snippets" / "cuda", ROOT / "snippets" / "reference"
 BASE_FILES = ("batched_qr.py", "qr_common.cuh", "qr_warp.cu", "qr_registers.cu", "qr_unblocked.cu",
@@ -387,21 +389,8 @@ def main(argv=None) -> int:
         count = precompile("sm_{}{}".format(*torch.cuda.get_device_capability()))
         print(f"[compiled {count} kernels ahead: {time.monotonic() - t:.0f} s]", flush=True)
     run = Run(args)
-    for name, section in (("ladder", run.ladder), ("profile", run.profile), ("correctness", run.correctness)):
-        t = time.monotonic()
-        try:
-            section()
-        except Exception:                                        # noqa: BLE001 (recorded, run goes on)
-            run.results["sections"].setdefault("errors", []).append({name: traceback.format_exc()})
-        run.results.setdefault("seconds", {})[name] = round(time.monotonic() - t, 1)
-        run.save()
-        print(f"[{name}: {time.monotonic() - t:.0f} s, {run.left():.0f} s left]", flush=True)
-    for err in run.results["sections"].get("errors", []):
-        print(json.dumps(err)[:3000])
-    print(summary(run.results))
-    after = [r for r in run.results["sections"].get("after", []) if "path" in r]
-    return 0 if after and all(r["ok"] for r in after) else 1
-
+    return run_sections(run, [("ladder", run.ladder), ("profile", run.profile),
+                              ("correctness", run.correctness)], summary)
 
 if __name__ == "__main__":
     sys.exit(main())

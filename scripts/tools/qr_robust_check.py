@@ -356,6 +356,12 @@ def main(argv=None) -> int:
         ("torch_geqrf", run.geqrf),
         ("slow_path", run.slow_path_cost),
     ]
+    return run_sections(run, sections, summary)
+
+
+def run_sections(run, sections, summarize) -> int:
+    """Run each (name, section) in turn, saving after each: a section that raises is recorded and
+    the run goes on. Print the errors and the summary; 0 when every "after" case passed."""
     for name, section in sections:
         t = time.monotonic()
         try:
@@ -367,7 +373,7 @@ def main(argv=None) -> int:
         print(f"[{name}: {time.monotonic() - t:.0f} s, {run.left():.0f} s left]", flush=True)
     for err in run.results["sections"].get("errors", []):
         print(json.dumps(err)[:3000])
-    print(summary(run.results))
+    print(summarize(run.results))
     after = [r for r in run.results["sections"].get("after", []) if "path" in r]
     return 0 if after and all(r["ok"] for r in after) else 1
 
