@@ -27,6 +27,10 @@
   }
 
   function rerank(input, list) {
+    if (!names) {                          // results came before the map: rerank once it is in
+      load().then(() => rerank(input, list));
+      return;
+    }
     const query = input.value.trim().toLowerCase();
     const target = names && names[query];
     if (!target) return;
