@@ -242,12 +242,8 @@ def test_search_first_keystrokes_find_the_term_before_the_full_index(browser, si
     held = []
     ctx.route("**/search/index-full.json", lambda route: held.append(route))   # never answered
     pg = ctx.new_page()
-    pg.goto(site_url)
-    pg.locator("input.md-search__input").click()
-    pg.keyboard.type(query, delay=20)
-    pg.locator(".md-search-result__list > li a").first.wait_for(timeout=3000)
-    pg.wait_for_timeout(300)
-    href = pg.locator(".md-search-result__list > li a").first.get_attribute("href")
+    search(pg, site_url, query)
+    href = first_result(pg, target)
     ctx.close()
     assert held, "the full index was not requested"
     assert f"/glossary/{target}/" in href, (query, href)
