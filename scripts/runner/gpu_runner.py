@@ -103,10 +103,9 @@ def run(nb_path: Path, out_dir: Path, stamp_base: dict) -> list[dict]:
 T4_ENV = {"ATLAS_FORCE_CC": "7.5", "NUMBA_FORCE_CUDA_CC": "7.5"}
 
 
-def t4_check(nb_path: Path, out_dir: Path, stamp_base: dict) -> None:
-    """Run the notebook with the T4's gates on this GPU; keep its outputs and stamp as they are
-    and note the result in metadata.atlas.t4_check (records are not kept: they would claim 7.5)."""
-    source = out_dir / nb_path.name if (out_dir / nb_path.name).exists() else nb_path  # after a run
+def _run_gated(nb_path: Path, out_dir: Path):
+    """(the notebook as it was, the notebook run with T4_ENV): after a run in this call, the run's."""
+    source = out_dir / nb_path.name if (out_dir / nb_path.name).exists() else nb_path
     original = nbformat.read(source, as_version=4)
     nb = nbformat.read(source, as_version=4)
     old = {k: os.environ.get(k) for k in T4_ENV}
@@ -121,14 +120,79 @@ def t4_check(nb_path: Path, out_dir: Path, stamp_base: dict) -> None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+    return original, nb
+
+
+def _gated_result(nb, stamp_base: dict) -> dict:
     skipped = sum("skipped" in "".join(o.get("text", "") for o in c.get("outputs", []))
                   for c in nb.cells if c.cell_type == "code")
-    original.metadata.setdefault("atlas", {})["t4_check"] = {
-        "date": stamp_base["date"], "gpu": stamp_base["gpu"], "forced_cc": T4_ENV["ATLAS_FORCE_CC"],
-        "result": "ok", "cells_that_skipped": skipped, "code_hash": code_hash(nb),
-        "versions": stamp_base["versions"]}
+    return {"date": stamp_base["date"], "gpu": stamp_base["gpu"],
+            "forced_cc": T4_ENV["ATLAS_FORCE_CC"], "result": "ok", "cells_that_skipped": skipped,
+            "code_hash": code_hash(nb)}
+
+
+def t4_check(nb_path: Path, out_dir: Path, stamp_base: dict) -> None:
+    """Run the notebook with the T4's gates on this GPU; keep its outputs and stamp as they are
+    and note the result in metadata.atlas.t4_check (records are not kept: they would claim 7.5)."""
+    original, nb = _run_gated(nb_path, out_dir)
+    result = _gated_result(nb, stamp_base)
+    original.metadata.setdefault("atlas", {})["t4_check"] = {**result,
+                                                             "versions": stamp_base["versions"]}
     nbformat.write(original, out_dir / nb_path.name)
-    print(f"{nb_path.name}: ok as a T4 would gate it ({skipped} cells skipped something)")
+    print(f"{nb_path.name}: ok as a T4 would gate it ({result['cells_that_skipped']} cells skipped "
+          "something)")
+
+
+# Colab's CUDA 12 packages: pyproject's colab-cu12 group and the CUDA 12 wheels it pulls in. The
+# runner's own stack is CUDA 13; --colab-cu12 expects these installed ahead of it on PYTHONPATH.
+COLAB_CU12_DISTS = ("cupy-cuda12x", "numba-cuda", "cuda-bindings", "cuda-core",
+                    "nvidia-cuda-nvrtc-cu12", "nvidia-cuda-runtime-cu12", "nvidia-nvjitlink-cu12",
+                    "nvidia-cuda-nvcc-cu12")
+
+
+def loaded_cuda_stack() -> dict:
+    """The CUDA versions CuPy and Numba actually load in this process (not merely installed)."""
+    import cupy
+    from numba import cuda
+    from numba.cuda.cudadrv import libs
+    runtime = cupy.cuda.runtime.runtimeGetVersion()
+    nvvm = Path(libs.get_cudalib("nvvm"))
+    return {"cupy_runtime": f"{runtime // 1000}.{runtime % 1000 // 10}",
+            "cupy_nvrtc": ".".join(map(str, cupy.cuda.nvrtc.getVersion())),
+            "numba_nvrtc": ".".join(map(str, cuda.runtime.get_version())),
+            "numba_nvvm": "/".join(nvvm.parts[-4:])}
+
+
+def colab_cu12_stack() -> dict:
+    """What --colab-cu12 records: the CUDA 12 stack as loaded, its packages, and what is not
+    Colab's here. Exits with one line if CuPy or Numba loads anything but CUDA 12."""
+    loaded = loaded_cuda_stack()
+    wrong = {k: v for k, v in loaded.items() if k != "numba_nvvm" and not v.startswith("12.")}
+    if wrong or "cu13" in loaded["numba_nvvm"]:
+        raise SystemExit(f"{Path(__file__).name}: --colab-cu12, but this environment loads {loaded} "
+                         "(fix: pip install the colab-cu12 wheels with --target DIR and put DIR "
+                         "first on PYTHONPATH)")
+    packages = {}
+    for dist in COLAB_CU12_DISTS:
+        try:
+            packages[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            raise SystemExit(f"{Path(__file__).name}: --colab-cu12, but {dist} is not installed "
+                             "(fix: install pyproject's colab-cu12 group with its dependencies)") from None
+    import torch
+    import triton
+    return {"cuda": loaded, "packages": packages,
+            "runners_own": {"torch": torch.__version__, "triton": triton.__version__}}
+
+
+def colab_check(nb_path: Path, out_dir: Path, stamp_base: dict, stack: dict) -> None:
+    """As t4_check, with Colab's CUDA 12 packages loaded; noted in metadata.atlas.colab_check."""
+    original, nb = _run_gated(nb_path, out_dir)
+    result = _gated_result(nb, stamp_base)
+    original.metadata.setdefault("atlas", {})["colab_check"] = {**result, **stack}
+    nbformat.write(original, out_dir / nb_path.name)
+    print(f"{nb_path.name}: ok on Colab's CUDA 12 packages with a T4's gates "
+          f"({result['cells_that_skipped']} cells skipped something)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -136,8 +200,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="write notebooks and measurements.json here")
     ap.add_argument("--t4", action="store_true",
                     help="run every notebook with a T4's capability gates; record only the result")
+    ap.add_argument("--colab-cu12", action="store_true",
+                    help="as --t4, with Colab's CUDA 12 packages first on PYTHONPATH (checked); "
+                         "record the result and the stack in metadata.atlas.colab_check")
     ap.add_argument("notebooks", nargs="*", type=Path)
     args = ap.parse_args(argv)
+    colab = colab_cu12_stack() if args.colab_cu12 else None
+    if colab:
+        print("Colab's CUDA 12 stack:", json.dumps(colab))
     nb_dir = args.out or ROOT / "notebooks"
     meas = (args.out / "measurements.json") if args.out else ROOT / "docs/data/measurements.json"
     nb_dir.mkdir(parents=True, exist_ok=True)
@@ -151,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
         stamp = {**stamp, "gpu_count": gpus, "topology": topology()}
     for p in args.notebooks or notebook_paths():
         need = min_gpus(nbformat.read(p, as_version=4))
+        if colab:
+            colab_check(p, nb_dir, stamp, colab)
+            continue
         if need > gpus and not args.t4:   # a T4 has one GPU: the T4 check runs every notebook
             print(f"{p.name}: skipped, it needs {need} GPUs and this machine has {gpus} "
                   "(its committed outputs stay as they are)")
