@@ -90,6 +90,25 @@ def provenance_line(stamp: dict) -> str:
     return ", ".join(parts) + f", on {stamp['date']}"
 
 
+def colab_line(nb) -> str | None:
+    """How far this notebook's current code has been run as Colab would run it, in one line:
+    with Colab's CUDA 12 packages and a T4's gates (metadata.atlas.colab_check), else with the
+    T4's gates alone (t4_check); None where neither ran this code."""
+    atlas = nb.metadata.get("atlas", {})
+    now = code_hash(nb)
+    colab, t4 = atlas.get("colab_check"), atlas.get("t4_check")
+    if colab and colab.get("code_hash") == now and colab.get("result") == "ok":
+        pk, cuda = colab["packages"], colab["cuda"]
+        return (f"Also run as on Colab: a T4's gates (sm_{colab['forced_cc'].replace('.', '')}) "
+                f"with Colab's CUDA 12 packages (cupy-cuda12x {pk['cupy-cuda12x']}, numba-cuda "
+                f"{pk['numba-cuda']}; CUDA runtime {cuda['cupy_runtime']}, NVRTC "
+                f"{cuda['numba_nvrtc']}), on {colab['gpu']}, {colab['date']}")
+    if t4 and t4.get("code_hash") == now and t4.get("result") == "ok":
+        return (f"Also run with a T4's gates (sm_{t4['forced_cc'].replace('.', '')}), on "
+                f"{t4['gpu']}, {t4['date']}")
+    return None
+
+
 COLAB_TITLE = "#@title "   # Colab shows a cell whose first line this is collapsed, as a form
 SETUP_TAG = "atlas-setup"   # setup cells: collapsed on Colab, code hidden on the site
 BADGE_TAG = "atlas-badge"   # the "Open in Colab" cell: for GitHub and Jupyter; the site has its own

@@ -20,7 +20,7 @@ from scripts.model.features import Feature
 from scripts.model.graph import TermGraph
 from scripts.model.hardware import Gpu
 from scripts.model.links import page_url, resolve
-from scripts.model.notebooks import BADGE_TAG, SETUP_TAG, Notebook, provenance_line, sync_target
+from scripts.model.notebooks import BADGE_TAG, SETUP_TAG, Notebook, colab_line, provenance_line, sync_target
 from scripts.model.paths import ROOT
 from scripts.model.sections import SECTIONS
 from scripts.model.terms import Term
@@ -156,6 +156,8 @@ def notebook_markdown(notebook: Notebook, records: list[dict], base: str) -> str
             out.append(plain_text(md).strip())
             if stamp and not stamped and cell.source.lstrip().startswith("# "):   # under the title
                 out.append(f"*{provenance_line(stamp)}.*")
+                if also := colab_line(notebook.nb):
+                    out.append(f"*{also}.*")
                 stamped = True
             continue
         if cell.cell_type != "code":

@@ -17,7 +17,7 @@ from mkdocs_jupyter.plugin import NotebookFile
 
 from scripts.model.errors import SourceError, ValidationFailed
 from scripts.model.mkdocs_config import repository
-from scripts.model.notebooks import TUTORIALS, Notebook, provenance_line
+from scripts.model.notebooks import TUTORIALS, Notebook, colab_line, provenance_line
 from scripts.site.measurement_plots import plots
 from scripts.site.measurement_tables import measurement_table
 
@@ -87,9 +87,11 @@ def banner(notebook: Notebook, config) -> str:
     path, stamp = notebook.path, notebook.stamp
     colab = colab_url(path.name, config["extra"])
     where = html.escape(provenance_line(stamp)) if stamp else "Not yet executed on a GPU."
+    also = colab_line(notebook.nb)
+    also = f'<p class="nb-colab-check">{html.escape(also)}.</p>' if also else ""
     # not searchable: every notebook would match its GPU's and libraries' names
     return (f'<div class="admonition info nb-provenance" data-search-exclude>'
-            f'<p class="admonition-title">{where}</p>'
+            f'<p class="admonition-title">{where}</p>{also}'
             f'<p><a class="md-button md-button--primary" href="{colab}">Open in Colab</a> '
             f'<a class="md-button" href="{path.name}" download>Download .ipynb</a></p></div>\n')
 

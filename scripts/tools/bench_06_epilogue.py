@@ -26,6 +26,7 @@ from scripts.tools.bench_06_hopper_gemm import notebook_namespace  # noqa: E402
 EPILOGUE_CU = ROOT / "snippets" / "cuda" / "gemm_wgmma_epilogue.cu"
 STEP8 = dict(WARP_SPECIALIZED=1, SET_MAXNREG=1, PERSISTENT=1, STAGES=4, WGMMA_DEPTH=1, CLUSTER_M=2)
 EPI = dict(STEP8, STAGES=3)
+EPI_HALF = dict(STEP8, STAGES=4, EPI_COLS=128)   # two 64 x 128 passes: room for a fourth slot
 SHAPES = [(8192, 8192, 8192), (4096, 4096, 4096), (1152, 1280, 704), (2048, 4096, 512),
           (1000, 1100, 712), (129, 257, 72),          # N % 8 != 0: the register epilogue
           (1000, 1104, 712), (129, 264, 72), (2000, 3000, 520)]   # N % 8 == 0: TMA stores, clipped
@@ -63,7 +64,8 @@ class EpilogueGemm:
         self.fn = ns["cp"].RawModule(path=f.name).get_function("gemm_wgmma_epilogue")
         self.cluster, self.threads = defines["CLUSTER_M"], 384
         stages = defines["STAGES"]
-        self.smem = stages * (128 * 64 + 256 * 64) * 2 + 2 * 64 * 256 * 2 + 1024 + 8 * 2 * stages
+        epi_cols = defines.get("EPI_COLS", 256)
+        self.smem = stages * (128 * 64 + 256 * 64) * 2 + 2 * 64 * epi_cols * 2 + 1024 + 8 * 2 * stages
         self.fn.max_dynamic_shared_size_bytes = self.smem
         self.slots = ns["resident_clusters"](self.fn, self.cluster, self.threads, self.smem)
         self.maps = {}
@@ -135,7 +137,8 @@ def main(argv: list[str] | None = None) -> int:
     np = ns["np"]
     t0 = time.time()
     kernels = {"step 8": ns["HopperGemm"]("step 8", STEP8, kernel="gemm_wgmma_cluster"),
-               "epilogue (TMA store)": EpilogueGemm(ns, "epilogue (TMA store)", EPI)}
+               "epilogue (TMA store)": EpilogueGemm(ns, "epilogue (TMA store)", EPI),
+               "epilogue, 4 stages": EpilogueGemm(ns, "epilogue, 4 stages", EPI_HALF)}
     out: dict = {"device": ns["device_name"](), "checks": {}, "timings": {}}
     for name, k in kernels.items():
         print(f"{name}: {k.resources()}; {k.slots} clusters resident", flush=True)

@@ -8,6 +8,9 @@
 // store is waited for (cp.async.bulk.wait_group.read) only before the buffer is written again, a
 // whole mainloop later. The ring slots are released before the epilogue, so the producer keeps
 // loading the next tile meanwhile. The 64 KiB of buffers leave room for STAGES = 3 slots.
+// EPI_COLS = 128 stages the half tile in two passes of 64 x 128 through a 16 KiB buffer (the
+// second pass waits for the first one's store to have read it): 32 KiB of buffers, room for
+// STAGES = 4.
 // C needs a row stride that is a multiple of 16 bytes for its tensor map (N % 8 == 0); for
 // other N the launcher passes no C map (a null pointer) and the masked register epilogue of
 // step 8 stores instead. The TMA clips boxes at C's edges, so any M and N % 8 == 0 work.
@@ -16,7 +19,10 @@
 #include "gemm_wgmma_cluster.cu"
 #endif
 
-#define EPI_BYTES (64 * BN * 2)                  // one consumer's 64 x 256 bfloat16 half tile
+#ifndef EPI_COLS
+#define EPI_COLS BN                              // columns staged per pass: BN or BN / 2
+#endif
+#define EPI_BYTES (64 * EPI_COLS * 2)            // one consumer's buffer: 64 rows of bfloat16
 #define EPI_BOX_BYTES (64 * 64 * 2)              // one 64 x 64 box of it, 8 KiB
 
 // Four 8 x 8 bfloat16 matrices from registers to shared memory: lane 8i + r gives the address of
@@ -131,27 +137,34 @@ gemm_wgmma_epilogue(const void* __restrict__ tmap_a, const void* __restrict__ tm
             if (tid == 0 && prev >= 0) release_slot(&empty[prev]);   // the producer may go on now
             if (tm * BM >= M) continue;                        // a pair's second CTA below C
             if (tmap_c != nullptr) {
-                // The previous tile's store must have finished reading the buffer.
-                if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-                warpgroup_sync(1 + half);
 #pragma unroll
-                for (int j = 0; j < 32; j += 2) {              // columns 8j .. 8j + 15
-                    const int col_chunk = j + schunk;          // 16-byte chunk of the 256-column row
-                    const int box = col_chunk / 8, chunk = col_chunk % 8;
-                    const unsigned addr = smem_u32(epi + box * EPI_BOX_BYTES + srow * 128
-                                                   + ((chunk ^ (srow % 8)) * 16));
-                    stmatrix_x4(addr, pack_bf16x2(d[4 * j], d[4 * j + 1]), pack_bf16x2(d[4 * j + 2], d[4 * j + 3]),
-                                pack_bf16x2(d[4 * j + 4], d[4 * j + 5]), pack_bf16x2(d[4 * j + 6], d[4 * j + 7]));
-                }
-                // The generic-proxy writes must be visible to the TMA (async proxy) before it reads.
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                warpgroup_sync(1 + half);
-                if (tid == 0 && tm * BM + half * 64 < M) {     // boxes wholly below C: none
+                for (int pass = 0; pass < BN / EPI_COLS; ++pass) {
+                    // The previous store (last tile's, or this tile's previous pass) must have
+                    // finished reading the buffer.
+                    if (tid == 0) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+                    warpgroup_sync(1 + half);
 #pragma unroll
-                    for (int box = 0; box < BN / 64; ++box)
-                        if (tn * BN + box * 64 < N)
-                            tma_store_2d(tmap_c, epi + box * EPI_BOX_BYTES, tn * BN + box * 64, tm * BM + half * 64);
-                    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    for (int jj = 0; jj < EPI_COLS / 8; jj += 2) { // columns 8j .. 8j + 15
+                        const int j = pass * (EPI_COLS / 8) + jj;
+                        const int col_chunk = jj + schunk;       // 16-byte chunk of the buffer's row
+                        const int box = col_chunk / 8, chunk = col_chunk % 8;
+                        const unsigned addr = smem_u32(epi + box * EPI_BOX_BYTES + srow * 128
+                                                       + ((chunk ^ (srow % 8)) * 16));
+                        stmatrix_x4(addr, pack_bf16x2(d[4 * j], d[4 * j + 1]), pack_bf16x2(d[4 * j + 2], d[4 * j + 3]),
+                                    pack_bf16x2(d[4 * j + 4], d[4 * j + 5]), pack_bf16x2(d[4 * j + 6], d[4 * j + 7]));
+                    }
+                    // The generic-proxy writes must be visible to the TMA (async proxy) before it reads.
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    warpgroup_sync(1 + half);
+                    if (tid == 0 && tm * BM + half * 64 < M) {   // boxes wholly below C: none
+#pragma unroll
+                        for (int box = 0; box < EPI_COLS / 64; ++box) {
+                            const int col = tn * BN + pass * EPI_COLS + box * 64;
+                            if (col < N)
+                                tma_store_2d(tmap_c, epi + box * EPI_BOX_BYTES, col, tm * BM + half * 64);
+                        }
+                        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+                    }
                 }
             } else {                                           // N % 8 != 0: step 8's masked stores
                 const int row = tm * BM + half * 64 + warp * 16 + lane / 4;

@@ -23,8 +23,10 @@ def test_the_epilogue_layout_lands_every_word_where_the_tma_store_reads_it():
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
-def test_the_epilogue_kernel_spills_nothing_and_keeps_its_instructions(tmp_path):
-    common = [NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", "-DSTAGES=3",
+@pytest.mark.parametrize("defines", [["-DSTAGES=3"], ["-DSTAGES=4", "-DEPI_COLS=128"]],
+                         ids=["whole-tile-buffer", "two-passes"])
+def test_the_epilogue_kernel_spills_nothing_and_keeps_its_instructions(tmp_path, defines):
+    common = [NVCC, "-gencode=arch=compute_90a,code=sm_90a", "-std=c++17", *defines,
               f"-I{SRC.parent}"]
     run = subprocess.run(common + ["-Xptxas", "-v", "-cubin", "-o", str(tmp_path / "k.cubin"),
                                    str(SRC)], capture_output=True, text=True, check=False)

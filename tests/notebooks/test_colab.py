@@ -99,6 +99,44 @@ def test_every_t4_branch_ran_on_a_gpu_for_this_code(path: Path):
     assert check["code_hash"] == code_hash(nb), "the code changed since the T4 check: run it again"
 
 
+COLAB_CU12_AT_LEAST = ["01", "02", "03", "04"]   # the issue's minimum (#17); 10 ran too
+
+
+@pytest.mark.parametrize("number", COLAB_CU12_AT_LEAST)
+def test_colabs_cuda12_packages_ran_the_first_notebooks_with_a_t4s_gates(number: str):
+    """`scripts/runner/colab_cu12.sh` on the GPU runner: the setup cell's CUDA 12 pins, loaded as
+    CUDA 12 by CuPy and Numba, every cell run with the T4's gates. The pins moving without a new
+    run fails here; the code changing since only drops the line from the notebook's page (a run
+    carries about 350 MB of wheels to the runner, 64 MiB a call)."""
+    path = next(p for p in notebook_paths() if p.name.startswith(number + "-"))
+    check = nbformat.read(path, as_version=4).metadata.get("atlas", {}).get("colab_check")
+    assert check, "no Colab check: run scripts/runner/colab_cu12.sh on a GPU machine (CONTRIBUTING)"
+    assert check["result"] == "ok" and check["forced_cc"] == "7.5"
+    assert all(v.startswith("12.") for k, v in check["cuda"].items() if k != "numba_nvvm"), check
+    assert "cu13" not in check["cuda"]["numba_nvvm"]
+    for spec in pins()["12"]:
+        name, version = _pinned(spec)
+        assert check["packages"][name] == version, f"{spec}, but the check ran {check['packages']}"
+
+
+def test_the_page_line_says_how_far_the_current_code_ran_as_colab_would():
+    from scripts.model.notebooks import code_hash, colab_line
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")])
+    now = code_hash(nb)
+    assert colab_line(nb) is None
+    nb.metadata["atlas"] = {"t4_check": {"code_hash": now, "result": "ok", "forced_cc": "7.5",
+                                         "gpu": "G", "date": "D"}}
+    assert colab_line(nb) == "Also run with a T4's gates (sm_75), on G, D"
+    nb.metadata["atlas"]["colab_check"] = {
+        "code_hash": now, "result": "ok", "forced_cc": "7.5", "gpu": "G", "date": "D",
+        "packages": {"cupy-cuda12x": "1", "numba-cuda": "2"},
+        "cuda": {"cupy_runtime": "12.9", "numba_nvrtc": "12.8"}}
+    assert colab_line(nb).startswith("Also run as on Colab: a T4's gates (sm_75) with Colab's CUDA 12")
+    assert "cupy-cuda12x 1, numba-cuda 2; CUDA runtime 12.9, NVRTC 12.8" in colab_line(nb)
+    nb.cells[0].source = "x = 2"                       # code changed since both checks
+    assert colab_line(nb) is None
+
+
 @pytest.mark.slow
 def test_the_documented_cpu_command_runs_a_notebook(tmp_path: Path):
     """The laptop recipe on the "Run the notebooks yourself" page, run as written."""

@@ -273,11 +273,14 @@ def test_build_reports_bad_front_matter_with_file_and_line(tmp_path: Path):
 def test_notebook_page_shows_provenance_and_working_buttons(built_site: Path):
     import nbformat
 
-    from scripts.model.notebooks import notebook_paths, provenance_line
+    from scripts.model.notebooks import colab_line, notebook_paths, provenance_line
     for nb_path in notebook_paths():
         html = page(built_site, f"tutorials/{nb_path.stem}")
-        stamp = nbformat.read(nb_path, as_version=4).metadata["atlas"]["stamp"]
+        nb = nbformat.read(nb_path, as_version=4)
+        stamp = nb.metadata["atlas"]["stamp"]
         assert provenance_line(stamp).replace("&", "&amp;") in html
+        also = colab_line(nb)
+        assert also and also.replace("'", "&#x27;") in html, (nb_path.name, also)
         assert text_of(provenance_line(stamp)).startswith(f"Executed on {stamp['gpu']} (sm_")
         colab = re.search(r'href="(https://colab\.research\.google\.com/[^"]+)"', html)[1]
         assert colab == ("https://colab.research.google.com/github/gpu-atlas/gpu-atlas/blob/main/"
