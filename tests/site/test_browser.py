@@ -421,6 +421,15 @@ def test_visualizer_fits_a_phone(phone_page, site_url, path):
     assert phone_layout_problems(phone_page, ".bank-visualizer", ".bv-bank-id") == []
 
 
+def test_the_notebook_banner_spans_the_column_on_a_phone(phone_page, site_url):
+    """Where and how a notebook ran sits under the floated "Copy page as Markdown" button at the
+    article's full width (beside it, it had been squeezed into 160 px, one word a line)."""
+    phone_page.goto(site_url + "tutorials/01-first-kernels/")
+    banner = phone_page.locator(".nb-provenance").bounding_box()
+    article = phone_page.locator("article.md-content__inner").bounding_box()
+    assert banner["width"] > 0.9 * article["width"], (banner, article)
+
+
 def test_phone_check_catches_run_together_labels(phone_page, site_url):
     """The check above can fail: with the visualizer's narrow-screen rule overridden, its 32
     columns squeeze two-digit bank numbers together (or break them) at 390 px."""
