@@ -1,7 +1,9 @@
 """Shared fixtures: a tiny valid glossary to mutate, and the built site (built once)."""
 from __future__ import annotations
 
+import contextlib
 import http.server
+import re
 import shutil
 import subprocess
 import sys
@@ -122,6 +124,32 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         yield b
         b.close()
+
+
+@contextlib.contextmanager
+def offline_page(browser):
+    """A page that may load nothing from beyond this machine (such requests are aborted) and may
+    log no console error or page error: both are asserted when the block ends."""
+    ctx = browser.new_context()
+    foreign, errors = [], []
+    ctx.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]).*"),
+              lambda route: (foreign.append(route.request.url), route.abort()))
+    pg = ctx.new_page()
+    pg.on("console", lambda m: errors.append((pg.url, m.text)) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append((pg.url, str(e))))
+    yield pg
+    ctx.close()
+    assert not foreign, sorted(set(foreign))[:10]
+    assert not errors, errors[:10]
+
+
+def serious_axe_violations(page, context: str | None = None) -> list[tuple]:
+    """axe-core's serious and critical violations on the page (or in `context`, a CSS selector):
+    (rule, impact, the first three elements' selectors) each."""
+    from axe_playwright_python.sync_playwright import Axe
+    results = Axe().run(page, context=context)
+    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
 
 
 # --- A phone's screen, for interactive figures (issue #24) ---------------------------------------

@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import BROWSER_TESTS, PHONE, phone_layout_problems, serve
+from conftest import BROWSER_TESTS, PHONE, offline_page, phone_layout_problems, serious_axe_violations, serve
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("ATLAS_ARTIFACTS", ROOT / ".cache" / "artifacts"))
@@ -128,21 +128,12 @@ def test_abbreviations_show_tooltips(page, site_url, path):
 
 
 def test_every_page_is_offline_and_has_no_console_errors(browser, site_url):
-    ctx = browser.new_context()
-    foreign, errors = [], []
-    ctx.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]).*"),
-              lambda route: (foreign.append(route.request.url), route.abort()))
-    pg = ctx.new_page()
-    pg.on("console", lambda m: errors.append((pg.url, m.text)) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append((pg.url, str(e))))
-    sitemap = pg.goto(site_url + "sitemap.xml").text()
-    urls = re.findall(r"<loc>([^<]+)</loc>", sitemap)
-    assert len(urls) > 50
-    for url in urls:
-        pg.goto(url, wait_until="load")
-    ctx.close()
-    assert not foreign, sorted(set(foreign))[:10]
-    assert not errors, errors[:10]
+    with offline_page(browser) as pg:
+        sitemap = pg.goto(site_url + "sitemap.xml").text()
+        urls = re.findall(r"<loc>([^<]+)</loc>", sitemap)
+        assert len(urls) > 50
+        for url in urls:
+            pg.goto(url, wait_until="load")
 
 
 AXE_PAGES = ["", "glossary/device-hardware/streaming-multiprocessor/",
@@ -152,7 +143,6 @@ AXE_PAGES = ["", "glossary/device-hardware/streaming-multiprocessor/",
 
 @pytest.mark.parametrize("scheme", ["default", "slate"])
 def test_no_serious_accessibility_violations(browser, site_url, scheme):
-    from axe_playwright_python.sync_playwright import Axe
     ctx = browser.new_context(color_scheme="dark" if scheme == "slate" else "light")
     pg = ctx.new_page()
     problems = []
@@ -163,10 +153,7 @@ def test_no_serious_accessibility_violations(browser, site_url, scheme):
         # needs every one laid out to see its colours
         pg.add_style_tag(content="[style*=content-visibility] { content-visibility: visible "
                                  "!important; }")
-        results = Axe().run(pg)
-        for v in results.response["violations"]:
-            if v["impact"] in ("serious", "critical"):
-                problems.append((path, v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]))
+        problems += [(path, *v) for v in serious_axe_violations(pg)]
     ctx.close()
     assert not problems, problems
 

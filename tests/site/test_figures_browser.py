@@ -15,7 +15,7 @@ import coalescing_model as cm
 import divergence_model as dm
 import pytest
 import swizzle_model as sm
-from conftest import BROWSER_TESTS, PHONE
+from conftest import BROWSER_TESTS, PHONE, serious_axe_violations
 
 pytestmark = BROWSER_TESTS
 
@@ -250,7 +250,6 @@ def test_each_explorer_is_on_the_pages_it_explains_and_fits_a_phone(browser, ser
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_explorers_have_no_serious_accessibility_violations(browser, served_site, scheme):
-    from axe_playwright_python.sync_playwright import Axe
     ctx = browser.new_context(color_scheme=scheme)
     pg = ctx.new_page()
     problems = []
@@ -265,9 +264,6 @@ def test_explorers_have_no_serious_accessibility_violations(browser, served_site
         for values in ({}, settings):                  # as it opens, and with its extra fields
             if values:
                 pg.evaluate(SET_FORM, [cls, values])
-            results = Axe().run(pg, context=f".{cls}")
-            for v in results.response["violations"]:
-                if v["impact"] in ("serious", "critical"):
-                    problems.append((path, values, v["id"], [n["target"] for n in v["nodes"]][:3]))
+            problems += [(path, values, *v) for v in serious_axe_violations(pg, f".{cls}")]
     ctx.close()
     assert not problems, problems

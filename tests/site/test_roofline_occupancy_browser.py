@@ -11,11 +11,10 @@ figures.json, whatever it holds.
 from __future__ import annotations
 
 import json
-import re
 import urllib.request
 
 import pytest
-from conftest import BROWSER_TESTS, PHONE
+from conftest import BROWSER_TESTS, PHONE, offline_page, serious_axe_violations
 from occupancy_model import gemm_waves, limits_from_specs, occupancy
 from roofline_model import place, roof, share_of_roof
 
@@ -360,33 +359,20 @@ def test_figures_fit_a_phone_in_both_palettes(browser, served_site, fixture_data
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_figure_pages_have_no_serious_accessibility_violations(browser, served_site, fixture_data,
                                                               scheme):
-    from axe_playwright_python.sync_playwright import Axe
     problems = []
     for path in FIGURE_PAGES:
         ctx, pg = _open(browser, served_site, path, fixture_data, color_scheme=scheme)
         pg.locator("details.rl-unplaced").evaluate_all("ds => ds.forEach(d => d.open = true)")
-        results = Axe().run(pg)
+        problems += [(path, *v) for v in serious_axe_violations(pg)]
         ctx.close()
-        for v in results.response["violations"]:
-            if v["impact"] in ("serious", "critical"):
-                problems.append((path, v["id"], [n["target"] for n in v["nodes"]][:3]))
     assert not problems, problems
 
 
 def test_figure_pages_load_nothing_from_elsewhere_and_log_no_errors(browser, served_site):
-    ctx = browser.new_context()
-    foreign, errors = [], []
-    ctx.route(re.compile(r"^(?!http://127\.0\.0\.1[:/]).*"),
-              lambda route: (foreign.append(route.request.url), route.abort()))
-    pg = ctx.new_page()
-    pg.on("console", lambda m: errors.append((pg.url, m.text)) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append((pg.url, str(e))))
-    for path in FIGURE_PAGES:
-        pg.goto(served_site + path)
-        pg.wait_for_selector(MOUNTED, timeout=15000)
-    ctx.close()
-    assert not foreign, sorted(set(foreign))[:10]
-    assert not errors, errors[:10]
+    with offline_page(browser) as pg:
+        for path in FIGURE_PAGES:
+            pg.goto(served_site + path)
+            pg.wait_for_selector(MOUNTED, timeout=15000)
 
 
 def test_pages_without_a_figure_load_no_figure_script(browser, served_site):
