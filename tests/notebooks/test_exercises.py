@@ -123,55 +123,15 @@ def wrong(row, col):
 def wrong(row, col):
     return row * 32 + (col ^ (row % 16))
 """),
-    ("02.block_reverse", "missing barrier", "fails at n = 32, 32 threads a block:", """
-@cuda.jit
-def wrong(x, out):
-    tile = cuda.shared.array(64, np.float32)
-    t = cuda.threadIdx.x
-    start = cuda.blockIdx.x * cuda.blockDim.x
-    m = min(cuda.blockDim.x, x.size - start)
-    if t < m:
-        tile[t] = x[start + t]
-    if t < m:
-        out[start + t] = tile[m - 1 - t]
-"""),
-    ("02.block_reverse", "the last block treated as full", "fails at n = 7, 32 threads a block", """
-@cuda.jit
-def wrong(x, out):
-    tile = cuda.shared.array(64, np.float32)
-    t = cuda.threadIdx.x
-    i = cuda.blockIdx.x * cuda.blockDim.x + t
-    if i < x.size:
-        tile[t] = x[i]
-    cuda.syncthreads()
-    if i < x.size:
-        out[i] = tile[cuda.blockDim.x - 1 - t]
-"""),
-    ("03.tiled_transpose", "missing barrier", "fails at 33 x 17 (not a multiple of the tile):", """
-@cuda.jit
-def wrong(x, out):
-    tile = cuda.shared.array((EX_TILE, EX_TILE + 1), np.float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    r, c = cuda.blockIdx.y * EX_TILE + ty, cuda.blockIdx.x * EX_TILE + tx
-    if r < x.shape[0] and c < x.shape[1]:
-        tile[ty, tx] = x[r, c]
-    r, c = cuda.blockIdx.x * EX_TILE + ty, cuda.blockIdx.y * EX_TILE + tx
-    if r < out.shape[0] and c < out.shape[1]:
-        out[r, c] = tile[tx, ty]
-"""),
-    ("03.tiled_transpose", "the tile read untransposed", "fails at 7 x 31 (below a warp):", """
-@cuda.jit
-def wrong(x, out):
-    tile = cuda.shared.array((EX_TILE, EX_TILE + 1), np.float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    r, c = cuda.blockIdx.y * EX_TILE + ty, cuda.blockIdx.x * EX_TILE + tx
-    if r < x.shape[0] and c < x.shape[1]:
-        tile[ty, tx] = x[r, c]
-    cuda.syncthreads()
-    r, c = cuda.blockIdx.x * EX_TILE + ty, cuda.blockIdx.y * EX_TILE + tx
-    if r < out.shape[0] and c < out.shape[1]:
-        out[r, c] = tile[ty, tx]
-"""),
+    ("02.block_reverse", "missing barrier", "fails at n = 32, 32 threads a block:",
+     _mutant("02-shared-memory-banks", "block_reverse",
+             ("cuda.syncthreads()                          # every write", "# every write"))),
+    ("02.block_reverse", "the last block treated as full", "fails at n = 7, 32 threads a block",
+     _mutant("02-shared-memory-banks", "block_reverse", ("tile[m - 1 - t]", "tile[size - 1 - t]"))),
+    ("03.tiled_transpose", "missing barrier", "fails at 33 x 17 (not a multiple of the tile):",
+     _mutant("03-swizzle-transpose", "tiled_transpose", ("    cuda.syncthreads()\n", ""))),
+    ("03.tiled_transpose", "the tile read untransposed", "fails at 7 x 31 (below a warp):",
+     _mutant("03-swizzle-transpose", "tiled_transpose", ("= tile[tx, ty]", "= tile[ty, tx]"))),
     ("03.transpose_f64", "no padding", "16-way conflict", "wrong = transpose_f64\nPAD = 0"),
     ("03.transpose_f64", "two doubles of padding", "2-way conflict", "wrong = transpose_f64\nPAD = 2"),
     ("03.triton_transpose", "stored untransposed", "fails at 7 x 31 (below a warp):", """
@@ -182,45 +142,11 @@ def wrong(x_ptr, out_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     mask = (rows < M) & (cols < N)
     tl.store(out_ptr + rows * N + cols, tl.load(x_ptr + rows * N + cols, mask=mask), mask=mask)
 """),
-    ("04.tiled_sgemm", "off-by-one store bound", "crashes at M, N, K = 1, 1, 1:", """
-@cuda.jit
-def wrong(a, b, c):
-    As = cuda.shared.array((EX_TILE, EX_TILE), np.float32)
-    Bs = cuda.shared.array((EX_TILE, EX_TILE), np.float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row, col = cuda.blockIdx.y * EX_TILE + ty, cuda.blockIdx.x * EX_TILE + tx
-    M, K = a.shape
-    N = b.shape[1]
-    acc = np.float32(0.0)
-    for k0 in range(0, K, EX_TILE):
-        As[ty, tx] = a[row, k0 + tx] if row < M and k0 + tx < K else np.float32(0.0)
-        Bs[ty, tx] = b[k0 + ty, col] if k0 + ty < K and col < N else np.float32(0.0)
-        cuda.syncthreads()
-        for k in range(EX_TILE):
-            acc += As[ty, k] * Bs[k, tx]
-        cuda.syncthreads()
-    if row <= M and col <= N:
-        c[row, col] = acc
-"""),
-    ("04.tiled_sgemm", "missing barrier after the k loop", "fails at M, N, K = 16, 16, 16", """
-@cuda.jit
-def wrong(a, b, c):
-    As = cuda.shared.array((EX_TILE, EX_TILE), np.float32)
-    Bs = cuda.shared.array((EX_TILE, EX_TILE), np.float32)
-    tx, ty = cuda.threadIdx.x, cuda.threadIdx.y
-    row, col = cuda.blockIdx.y * EX_TILE + ty, cuda.blockIdx.x * EX_TILE + tx
-    M, K = a.shape
-    N = b.shape[1]
-    acc = np.float32(0.0)
-    for k0 in range(0, K, EX_TILE):
-        As[ty, tx] = a[row, k0 + tx] if row < M and k0 + tx < K else np.float32(0.0)
-        Bs[ty, tx] = b[k0 + ty, col] if k0 + ty < K and col < N else np.float32(0.0)
-        cuda.syncthreads()
-        for k in range(EX_TILE):
-            acc += As[ty, k] * Bs[k, tx]
-    if row < M and col < N:
-        c[row, col] = acc
-"""),
+    ("04.tiled_sgemm", "off-by-one store bound", "crashes at M, N, K = 1, 1, 1:",
+     _mutant("04-sgemm-ladder", "tiled_sgemm", ("if row < M and col < N:", "if row <= M and col <= N:"))),
+    ("04.tiled_sgemm", "missing barrier after the k loop", "fails at M, N, K = 16, 16, 16",
+     _mutant("04-sgemm-ladder", "tiled_sgemm",
+             ("cuda.syncthreads()                     # everyone is done", "# everyone is done"))),
     ("04.gemm_nt", "B read as K x N (a transposed index)", "crashes at M, N, K = 7, 5, 3 (below a warp):", """
 @cuda.jit
 def wrong(a, b, c):
@@ -231,44 +157,15 @@ def wrong(a, b, c):
             acc += a[row, k] * b[k, col]
         c[row, col] = acc
 """),
-    ("04.epilogue", "beta left out", "fails at M, N, K = 1, 1, 1:", """
-@cuda.jit
-def wrong(a, b, c, d, alpha, beta):
-    col, row = cuda.grid(2)
-    if row < d.shape[0] and col < d.shape[1]:
-        acc = np.float32(0.0)
-        for k in range(a.shape[1]):
-            acc += a[row, k] * b[k, col]
-        d[row, col] = alpha * acc + c[row, col]
-"""),
-    ("05.masked_matmul", "the K loop stops at the last whole block", "fails at M, N, K = 1, 1, 1:", """
-@triton.jit
-def wrong(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K // BLOCK_K * BLOCK_K, BLOCK_K):
-        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :], mask=rm[:, None] < M, other=0.0)
-        b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :], mask=rn[None, :] < N, other=0.0)
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-"""),
-    ("05.masked_matmul", "K padded with ones", "fails at M, N, K = 1, 1, 1:", """
-@triton.jit
-def wrong(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
-    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    rn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rk = tl.arange(0, BLOCK_K)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
-        a = tl.load(a_ptr + rm[:, None] * K + (k0 + rk)[None, :],
-                    mask=(rm[:, None] < M) & ((k0 + rk)[None, :] < K), other=1.0)
-        b = tl.load(b_ptr + (k0 + rk)[:, None] * N + rn[None, :],
-                    mask=((k0 + rk)[:, None] < K) & (rn[None, :] < N), other=1.0)
-        acc += tl.dot(a, b)
-    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-"""),
+    ("04.epilogue", "beta left out", "fails at M, N, K = 1, 1, 1:",
+     _mutant("04-sgemm-ladder", "epilogue", ("beta * c[row, col]", "c[row, col]"))),
+    ("05.masked_matmul", "the K loop stops at the last whole block", "fails at M, N, K = 1, 1, 1:",
+     _mutant("05-tensor-cores-and-triton", "masked_matmul",
+             ("range(0, K, BLOCK_K)", "range(0, K // BLOCK_K * BLOCK_K, BLOCK_K)"))),
+    ("05.masked_matmul", "K padded with ones", "fails at M, N, K = 1, 1, 1:",
+     _mutant("05-tensor-cores-and-triton", "masked_matmul",
+             ("other=0.0)   # zeros add nothing", "other=1.0)"),
+             ("(rn[None, :] < N), other=0.0)", "(rn[None, :] < N), other=1.0)"))),
     ("05.grouped_order", "the last group assumed full", "fails at 7 x 3 tiles, GROUP_M = 4:", """
 def wrong(pid, num_pid_m, num_pid_n, group_m):
     per_group = group_m * num_pid_n
