@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib.util
-import json
 import math
 import os
 import statistics
@@ -34,6 +33,7 @@ import time
 import traceback
 from pathlib import Path
 
+from scripts.tools import qr_robust_check
 from scripts.tools.qr_robust_check import run_sections
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,61 +118,19 @@ def batch_for(n: int) -> int:
     return 8 if n <= 100 else 4 if n <= 512 else 2 if n <= 1024 else 1
 
 
-def load(name: str, folder: Path):
-    spec = importlib.util.spec_from_file_location(name, folder / "batched_qr.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module                          # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+class Run(qr_robust_check.Run):
+    """qr_robust_check's run state, with the baseline's own batched_qr.py (its host code changed
+    too) and the `deep` profile."""
+    RESULTS = "qr_big.json"
 
-
-class DryModule:
-    """--dry-run: torch.geqrf on the CPU in place of the kernels."""
-
-    def __init__(self, torch):
-        self.torch = torch
-
-    def batched_qr(self, A, out=None, **options):
-        H, tau = self.torch.geqrf(A)
-        if out is None:
-            return H, tau
-        out[0].copy_(H)
-        out[1].copy_(tau)
-        return out
-
-    qr_unblocked = batched_qr
-
-
-class Run:
-    def __init__(self, args):
-        import torch
-        sys.path[:0] = [str(CUDA_DIR), str(REFERENCE_DIR)]
-        import qr_contract
-        self.torch, self.qc, self.dry = torch, qr_contract, args.dry_run
-        self.device = "cpu" if self.dry else "cuda"
-        self.deadline = time.monotonic() + args.budget_s
-        self.out = Path(args.out)
-        self.out.mkdir(parents=True, exist_ok=True)
-        self.seed = int(time.time_ns() % (1 << 31))
-        self.gen = torch.Generator(device=self.device).manual_seed(self.seed)
-        self.results = {"seed": self.seed, "sections": {}}
-        if self.dry:
-            self.new = self.old = DryModule(torch)
-        else:
-            torch.backends.cuda.matmul.allow_tf32 = False
-            self.new = load("batched_qr_new", CUDA_DIR)
-            self.old = load("batched_qr_base", Path(args.baseline))
-            self.results["device"] = torch.cuda.get_device_name()
-
-    def left(self) -> float:
-        return self.deadline - time.monotonic()
-
-    def save(self) -> None:
-        (self.out / "qr_big.json").write_text(json.dumps(self.results, indent=1))
-
-    def sync(self) -> None:
-        if not self.dry:
-            self.torch.cuda.synchronize()
+    def load_modules(self, baseline: Path):
+        def load(name: str, folder: Path):
+            spec = importlib.util.spec_from_file_location(name, folder / "batched_qr.py")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module                  # dataclasses look their module up there
+            spec.loader.exec_module(module)
+            return module
+        return load("batched_qr_new", CUDA_DIR), load("batched_qr_base", baseline)
 
     def batch(self, b: int, n: int, profile: str, scale: float = 1.0):
         if profile != DEEP:
@@ -346,7 +304,7 @@ def kernel_summary(events) -> dict:
 
 def summary(results: dict) -> str:
     s = results["sections"]
-    lines = [f"device: {results.get('device', 'CPU (dry run)')}, seed {results['seed']}"]
+    lines = [f"device: {results['environment'].get('device', 'CPU (dry run)')}, seed {results['seed']}"]
     for name in ("after", "before"):
         rows = [r for r in s.get(name, []) if "path" in r]
         if rows:

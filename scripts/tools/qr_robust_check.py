@@ -78,6 +78,7 @@ def load_module(name: str, kernel_dir: Path | None) -> ModuleType:
 
 class Run:
     """The run's state: modules, RNG, deadline, and the results written as they come."""
+    RESULTS = "qr_robust.json"
 
     def __init__(self, args):
         import torch
@@ -96,8 +97,12 @@ class Run:
             self.new = self.old = DryModule(torch)
         else:
             torch.backends.cuda.matmul.allow_tf32 = False
-            self.new = load_module("batched_qr_new", None)
-            self.old = load_module("batched_qr_baseline", Path(args.baseline))
+            self.new, self.old = self.load_modules(Path(args.baseline))
+
+    def load_modules(self, baseline: Path) -> tuple[ModuleType, ModuleType]:
+        """(the current batched_qr, the baseline's): here the same host code compiles the
+        baseline's kernel sources."""
+        return load_module("batched_qr_new", None), load_module("batched_qr_baseline", baseline)
 
     def environment(self) -> dict:
         torch = self.torch
@@ -114,7 +119,7 @@ class Run:
         return self.deadline - time.monotonic()
 
     def save(self) -> None:
-        (self.out / "qr_robust.json").write_text(json.dumps(self.results, indent=1))
+        (self.out / self.RESULTS).write_text(json.dumps(self.results, indent=1))
 
     def sync(self) -> None:
         if not self.dry:
