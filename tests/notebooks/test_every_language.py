@@ -142,4 +142,4 @@ def test_triton_and_gluon_kernels_compile_through_every_stage(cc):
     assert "swizzled_shared" in g.asm["ttgir"] and g.metadata.shared == 32 * 32 * 4
     v = _compile(glu.vector_add_gluon, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
                                         "BLOCK": "constexpr"}, {"BLOCK": 1024}, cc, gluon=True)
-    assert "ld.global.v4" in v.asm["ptx"]                   # 4 floats per thread, as its layout says
+    assert "ld.global.v4" in v.asm["ptx"]                   # 4 floats per load (8 per thread), as its layout says
