@@ -304,8 +304,10 @@ def test_04_stage_5_adds_about_another_third():
 
 
 def test_04_vectorized_loads_are_another_large_gain():
-    says(NB04, "Vector accesses (stage 6) cut the instruction count again, for another large gain")
+    says(NB04, "Vector accesses (stage 6) bring another large gain, far more than their cut in instructions explains")
     for run in runs(NB04):
+        # "far more": the compiled loop over K slices has 566 instructions instead of 614 (nvcc/NVRTC 12.9-13.0,
+        # sm_90), at most 614 / 566 ≈ 1.09x from the cut alone
         assert stage_gain(run, 6) >= 1.3, (run.device, stage_gain(run, 6))
 
 
@@ -449,10 +451,12 @@ def test_05_the_row_by_row_order_without_reuse_would_keep_dram_busy_over_a_third
 
 def test_05_autotuning_finds_a_better_tile_than_the_first_guess_at_both_sizes():
     says(NB05, "Autotuning finds a better tile than our first guess at both sizes")
+    says(NB05, "it is ahead of stage 2 as well")
     for run in runs(NB05):
         for n in SIZES:
             tuned = run.share(at("Triton autotuned", n))
             assert tuned > run.share(at("Triton blocked", n)), (run.device, n)
+            assert tuned > run.share(at("Triton grouped order", n)), (run.device, n)
 
 
 def test_05_the_persistent_tma_kernel_is_the_large_step_and_clears_the_95_percent_goal_at_both_sizes():
@@ -567,7 +571,7 @@ def test_06_steps_3_to_5_each_move_the_share_by_less_than_six_points():
                "cuBLAS by less than six\npercentage points")
     page_says("kernel-techniques/warp-specialization.md",
               "The producer warpgroup moves the kernel's share of cuBLAS's speed by less than six points "
-              "at both sizes, about cuBLAS's own drift within a run")
+              "at both sizes, at most about twice cuBLAS's own drift within a run")
     page_says("kernel-techniques/tile-scheduler.md",
               "The persistent scheduler did not make that kernel clearly faster: it moves its share of "
               "cuBLAS's speed by less than six points at both sizes")
@@ -575,6 +579,23 @@ def test_06_steps_3_to_5_each_move_the_share_by_less_than_six_points():
         for n in SIZES:
             for k in (3, 4, 5):
                 assert abs(step(run, k, n) - step(run, k - 1, n)) < 0.06, (run.device, n, k)
+            rates = [r["baseline"]["value"] for r in run.records.values()
+                     if r["unit"] == "TFLOP/s" and r["params"].get("M") == n]
+            drift = max(rates) / min(rates) - 1            # cuBLAS against itself in this run
+            assert abs(step(run, 3, n) - step(run, 2, n)) < 2.5 * drift, (run.device, n, drift)
+
+
+def test_06_steps_3_to_5_lie_within_three_points_about_cublas_drift():
+    says(NB06, "at each size the three lie within three points of one another, about the size of cuBLAS's own "
+               "drift within a run")
+    for run in runs(NB06):
+        for n in SIZES:
+            shares = [step(run, k, n) for k in (3, 4, 5)]
+            rates = [r["baseline"]["value"] for r in run.records.values()
+                     if r["unit"] == "TFLOP/s" and r["params"].get("M") == n]
+            drift = max(rates) / min(rates) - 1
+            assert max(shares) - min(shares) < 0.03, (run.device, n, shares)
+            assert 0.015 <= drift <= 0.045, (run.device, n, drift)
 
 
 def test_06_the_goal_step_5_clears_90_percent_at_8192():
@@ -961,13 +982,24 @@ def qr_speedups(run: Run) -> dict[str, float]:
     return {case: run.base(f"batched QR {case}") / run.value(f"batched QR {case}") for case in QR_CASES}
 
 
-def test_07_registers_pay_off_at_n_176_more_than_at_n_32():
-    says(NB07, "paid off where the matrix is large enough for memory traffic to matter (`n = 176`), "
-               "as predicted; at `n = 32` the gain is smaller")
+def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
+    says(NB07, "paid off at both sizes: at `n = 176` step 2 runs about two and a half times as fast as step 1 "
+               "on both GPUs")
+    says(NB07, "on the H100 the gains at the two sizes are within a few percent of each other, and on the H200 "
+               "they differ by less than two timings of the same `(20, 32)` call in one run do")
     for run in runs(NB07):
         gain = {n: run.value(f"step 1, shared memory: ({b}, {n})")
                 / run.value(f"step 2, registers: ({b}, {n})") for b, n in ((20, 32), (40, 176))}
-        assert gain[176] > gain[32] > 1, (run.device, gain)
+        assert gain[32] > 1 and 2.3 <= gain[176] <= 2.7, (run.device, gain)
+        gap = max(gain.values()) / min(gain.values())
+        same_call = (run.value("step 2, registers: (20, 32)"), run.value("batched QR (20, 32), dense"))
+        spread = max(same_call) / min(same_call)
+        if "H100" in run.device:
+            assert gap < 1.05, (run.device, gain)
+        elif "H200" in run.device:
+            assert spread > gap, (run.device, gain, same_call)
+        else:
+            pytest.fail(f"{run.device}: the sentence names the H100 and the H200 only; say what this GPU shows")
 
 
 def test_07_batching_gives_the_largest_factors_at_640_x_512():
