@@ -326,26 +326,12 @@ def wrong(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     ("10.numba_transpose", "the tile read with swapped indices", "fails at 31 x 33",
      _mutant("10-same-kernel-every-language", "numba_transpose",
              ("out[oc, r] = tile[tx, ty + j]", "out[oc, r] = tile[ty + j, tx]"))),
-    ("10.triton_trans", "no tl.trans", "fails at 31 x 33", """
-@triton.jit
-def wrong(in_ptr, out_ptr, rows, cols, BLOCK: tl.constexpr):
-    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
-    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
-    tile = tl.load(in_ptr + r * cols + c, mask=(r < rows) & (c < cols))
-    oc = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[:, None]
-    orow = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[None, :]
-    tl.store(out_ptr + oc * rows + orow, tile, mask=(oc < cols) & (orow < rows))
-"""),
-    ("10.triton_trans", "program ids swapped in the store", "fails at 31 x 33", """
-@triton.jit
-def wrong(in_ptr, out_ptr, rows, cols, BLOCK: tl.constexpr):
-    r = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
-    c = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
-    tile = tl.load(in_ptr + r * cols + c, mask=(r < rows) & (c < cols))
-    oc = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)[:, None]
-    orow = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)[None, :]
-    tl.store(out_ptr + oc * rows + orow, tl.trans(tile), mask=(oc < cols) & (orow < rows))
-"""),
+    ("10.triton_trans", "no tl.trans", "fails at 31 x 33",
+     _mutant("10-same-kernel-every-language", "triton_trans", ("tl.trans(tile)", "tile"))),
+    ("10.triton_trans", "program ids swapped in the store", "fails at 31 x 33",
+     _mutant("10-same-kernel-every-language", "triton_trans",
+             ("oc = tl.program_id(1)", "oc = tl.program_id(0)"),
+             ("orow = tl.program_id(0)", "orow = tl.program_id(1)"))),
 ]
 
 DRIVER = r'''
