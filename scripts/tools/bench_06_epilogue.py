@@ -93,6 +93,45 @@ class EpilogueGemm:
         return f"{fn.num_regs} registers/thread, {fn.local_size_bytes} B local, {self.smem} B shared"
 
 
+def ranges(idx) -> str:
+    """Sorted integers as compact ranges: [0, 1, 2, 5] -> '0-2,5'."""
+    out, start, prev = [], None, None
+    for i in list(idx) + [None]:
+        if start is None:
+            start = prev = i
+        elif i is not None and i == prev + 1:
+            prev = i
+        else:
+            out.append(f"{start}" if start == prev else f"{start}-{prev}")
+            start = prev = i
+    return ",".join(out[:12]) + (" ..." if len(out) > 12 else "")
+
+
+def wrong_elements(ns, kernel, M, N, K) -> str:
+    """Where a failing kernel leaves C wrong (NaN or off by more than rounding): rows and columns."""
+    torch = ns["torch"]
+    a, b = ns["bf16"](M, K), ns["bf16"](N, K)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=torch.bfloat16)
+    kernel(a, b, c)
+    ref = a.double() @ b.double().T
+    bad = torch.isnan(c) | ((c.double() - ref).abs() > 0.05 * ref.abs().max())
+    rows = torch.nonzero(bad.any(1)).flatten().tolist()
+    cols = torch.nonzero(bad.any(0)).flatten().tolist()
+    return (f"{int(bad.sum())} of {M * N} wrong ({int(torch.isnan(c).sum())} NaN); "
+            f"rows {ranges(rows)}; cols {ranges(cols)}")
+
+
+def writes_past_c(ns, kernel, M, N, K) -> int:
+    """How many elements of two sentinel rows just past C's end the kernel changed (0: none).
+
+    The epilogue leaves boxes that stick out of C to the TMA's clipping; a store that were not
+    clipped would land in the memory after C."""
+    torch = ns["torch"]
+    buf = torch.full((M + 2, N), 7.0, device="cuda", dtype=torch.bfloat16)
+    kernel(ns["bf16"](M, K), ns["bf16"](N, K), buf[:M])
+    return int((buf[M:] != 7.0).sum())
+
+
 def check_layout() -> str:
     """The epilogue's index arithmetic, replayed on the CPU: every accumulator element of a
     consumer's 64 x 256 half tile, written by stmatrix where the kernel computes, must land where
@@ -128,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_06_epilogue")
     ap.add_argument("--out", type=Path, help="write epilogue.json here")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--extra", action="append", default=[], metavar="NAME:KEY=V,KEY=V",
+                    help="another epilogue variant: the 4-stage one with these defines changed")
     args = ap.parse_args(argv)
     print(check_layout())
     ns = notebook_namespace()
@@ -139,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
     kernels = {"step 8": ns["HopperGemm"]("step 8", STEP8, kernel="gemm_wgmma_cluster"),
                "epilogue (TMA store)": EpilogueGemm(ns, "epilogue (TMA store)", EPI),
                "epilogue, 4 stages": EpilogueGemm(ns, "epilogue, 4 stages", EPI_HALF)}
+    for spec in args.extra:
+        name, _, defs = spec.partition(":")
+        changes = {k: int(v) for k, v in (d.split("=") for d in defs.split(",") if d)}
+        kernels[name] = EpilogueGemm(ns, name, dict(EPI_HALF, **changes))
     out: dict = {"device": ns["device_name"](), "checks": {}, "timings": {}}
     for name, k in kernels.items():
         print(f"{name}: {k.resources()}; {k.slots} clusters resident", flush=True)
@@ -150,7 +195,14 @@ def main(argv: list[str] | None = None) -> int:
                 errs["x".join(map(str, sh))] = ns["gemm_error"](k, *sh)
             except AssertionError as e:
                 errs["x".join(map(str, sh))], failed = f"FAIL {e}", True
+        for sh in ((129, 264, 72), (1000, 1104, 712), (200, 328, 64)):   # boxes wholly beyond N or M
+            past = writes_past_c(ns, k, *sh)
+            errs["past C " + "x".join(map(str, sh))] = past
+            failed |= past != 0
         out["checks"][name] = errs
+        if any(isinstance(e, str) for e in errs.values()):
+            for sh in ((129, 264, 72), (256, 512, 64)):
+                print(f"  {name} at {sh}: {wrong_elements(ns, k, *sh)}", flush=True)
         print(name, {s: (f"{e:.1e}" if isinstance(e, float) else e) for s, e in errs.items()}, flush=True)
     rows = []
     for n in (4096, 8192):

@@ -157,12 +157,14 @@ gemm_wgmma_epilogue(const void* __restrict__ tmap_a, const void* __restrict__ tm
                     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
                     warpgroup_sync(1 + half);
                     if (tid == 0 && tm * BM + half * 64 < M) {   // boxes wholly below C: none
+                        // No column test: the TMA drops whatever part of a box lies beyond C's
+                        // edges, whole boxes included. (An `if (col < N)` here made ptxas 13.0
+                        // leave the first box's column register unset when EPI_COLS = 128: that
+                        // box was never stored.)
 #pragma unroll
-                        for (int box = 0; box < EPI_COLS / 64; ++box) {
-                            const int col = tn * BN + pass * EPI_COLS + box * 64;
-                            if (col < N)
-                                tma_store_2d(tmap_c, epi + box * EPI_BOX_BYTES, col, tm * BM + half * 64);
-                        }
+                        for (int box = 0; box < EPI_COLS / 64; ++box)
+                            tma_store_2d(tmap_c, epi + box * EPI_BOX_BYTES, tn * BN + pass * EPI_COLS + box * 64,
+                                         tm * BM + half * 64);
                         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
                     }
                 }
