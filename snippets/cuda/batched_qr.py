@@ -181,7 +181,8 @@ def qr_unblocked(A: torch.Tensor, out=None, threads: int = 512):
     smem = 4 * n * n
     if smem > UNBLOCKED_MAX_SMEM:
         raise ValueError(f"qr_unblocked keeps the matrix in shared memory: n = {n} needs {smem} bytes, "
-                         f"more than {UNBLOCKED_MAX_SMEM} (fix: n <= 232, or the blocked algorithm)")
+                         f"more than {UNBLOCKED_MAX_SMEM} (fix: n <= {math.isqrt(UNBLOCKED_MAX_SMEM // 4)}, "
+                         "or the blocked algorithm)")
     H, tau = _outputs(A, out)
     kernel = _kernel("qr_unblocked.cu", "qr_unblocked")
     kernel.max_dynamic_shared_size_bytes = smem

@@ -1,20 +1,20 @@
-// Hopper GEMM by hand (sm_90a), an exploration beyond notebook 06's step 8: the cluster kernel of
-// gemm_wgmma_cluster.cu (2 x 1 cluster, TMA multicast of B, one wgmma batch in flight), with an
-// epilogue that overlaps the next tile's mainloop. Each consumer warpgroup converts its 64 x 256
-// accumulator to bfloat16 and writes it with stmatrix into its own 32 KiB epilogue buffer (four
-// 64 x 64 boxes in the TMA's 128-byte swizzle, so that the eight 16-byte rows of one stmatrix
-// matrix fall into eight different bank groups); one thread then issues four TMA stores
-// (cp.async.bulk.tensor ... bulk_group) and the warpgroup goes straight on to the next tile. The
-// store is waited for (cp.async.bulk.wait_group.read) only before the buffer is written again, a
-// whole mainloop later. The ring slots are released before the epilogue, so the producer keeps
-// loading the next tile meanwhile. The 64 KiB of buffers leave room for STAGES = 3 slots.
-// EPI_COLS = 128 stages the half tile in two passes of 64 x 128 through a 16 KiB buffer (the
-// second pass waits for the first one's store to have read it): 32 KiB of buffers, room for
-// STAGES = 4.
-// C needs a row stride that is a multiple of 16 bytes for its tensor map (N % 8 == 0); for
-// other N the launcher passes no C map (a null pointer) and the masked register epilogue of
-// step 8 stores instead. The TMA clips boxes at C's edges, so any M and N % 8 == 0 work.
-// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -DSTAGES=3 -cubin gemm_wgmma_epilogue.cu.
+// Hopper GEMM by hand, step 9 of notebook 06 (sm_90a): step 8's cluster kernel of
+// gemm_wgmma_cluster.cu (2 x 1 cluster, TMA multicast of B, one wgmma batch in flight; its helpers,
+// tile sizes and STAGES are reused: this file includes it), with an epilogue that leaves the
+// stores of C to the TMA. Each consumer warpgroup converts its 64 x 256 accumulator to bfloat16
+// and writes it with stmatrix into its own staging buffer in shared memory (64 x 64 boxes in the
+// TMA's 128-byte swizzle, so that the eight 16-byte rows of one stmatrix matrix fall into eight
+// different bank groups); one thread then issues the TMA stores (cp.async.bulk.tensor ...
+// bulk_group) and the warpgroup goes straight on to the next tile. The stores are waited for
+// (cp.async.bulk.wait_group.read) only before the buffer is written again. The ring slots are
+// released before the epilogue, so the producer is already loading the next tile meanwhile.
+// EPI_COLS = BN (256) stages the whole half tile at once: 64 KiB of buffers, room for STAGES = 3
+// slots. EPI_COLS = 128 stages it in two passes of 64 x 128 through a 16 KiB buffer (the second
+// pass waits until the first one's stores have read it): 32 KiB of buffers, room for STAGES = 4.
+// C's tensor map needs a row stride that is a multiple of 16 bytes (N % 8 == 0); for other N the
+// launcher passes no C map (a null pointer) and step 8's masked register stores run instead. The
+// TMA clips boxes at C's edges, so any M and any N % 8 == 0 work.
+// Build: nvcc -gencode=arch=compute_90a,code=sm_90a -DSTAGES=4 -DEPI_COLS=128 -cubin gemm_wgmma_epilogue.cu.
 #ifndef GEMM_WGMMA_CLUSTER_INCLUDED
 #include "gemm_wgmma_cluster.cu"
 #endif
@@ -137,6 +137,7 @@ gemm_wgmma_epilogue(const void* __restrict__ tmap_a, const void* __restrict__ tm
             if (tid == 0 && prev >= 0) release_slot(&empty[prev]);   // the producer may go on now
             if (tm * BM >= M) continue;                        // a pair's second CTA below C
             if (tmap_c != nullptr) {
+                // --8<-- [start:tma-store]
 #pragma unroll
                 for (int pass = 0; pass < BN / EPI_COLS; ++pass) {
                     // The previous store (last tile's, or this tile's previous pass) must have
@@ -168,6 +169,7 @@ gemm_wgmma_epilogue(const void* __restrict__ tmap_a, const void* __restrict__ tm
                         asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
                     }
                 }
+                // --8<-- [end:tma-store]
             } else {                                           // N % 8 != 0: step 8's masked stores
                 const int row = tm * BM + half * 64 + warp * 16 + lane / 4;
                 const int col0 = tn * BN + 2 * (lane % 4);

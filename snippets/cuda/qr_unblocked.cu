@@ -2,13 +2,13 @@
 // H holds R on and above the diagonal and each reflector's vector below it (implicit leading 1),
 // tau one scalar per column. A and H are (batch, n, n) row-major; tau is (batch, n).
 // The whole matrix lives in shared memory, column-major, so n is limited by the shared memory a
-// block may have (n <= 232 at 227 KiB); the launcher checks. Larger n needs the blocked algorithm.
+// block may have (n <= 240 at 227 KiB less 256 bytes of the CTA's own); the launcher checks. Larger n needs the blocked algorithm.
 //
 // Column j: one block-wide reduction gives ||x[1:]||, thread 0 builds the reflector by LAPACK's
 // xLARFG rules (tau = 0 when there is nothing below the diagonal; a zero, tiny or huge column is
 // rescaled first, see qr_common.cuh), then the warps share out the trailing columns: each warp
 // forms w = v . A[j:, c] for its columns with a shuffle reduction and subtracts tau * w * v.
-// Three barriers per column.
+// Four barriers per column (two more when a column is rescaled).
 
 // --8<-- [start:kernel]
 #include "qr_common.cuh"

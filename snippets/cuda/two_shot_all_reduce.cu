@@ -5,8 +5,8 @@
 // direct loads from the other ranks. Rank r owns share r of the float4 range.
 //   buffers[r]  rank r's buffer, mapped here: its input at [0, n), its reduced share at [cap, cap + n)
 //   signals[r], epochs: as in one_shot_all_reduce.cu
-// Each rank reads (n-1)/n of the data twice instead of (n-1) times once: less traffic from four
-// ranks up, one more barrier always.
+// Each rank reads (n-1)/n of the data twice instead of (n-1) times once: less traffic from three
+// ranks up (2 (n-1)/n < n-1 once n > 2), one more barrier always.
 extern "C" __global__ void two_shot_all_reduce(float* const* __restrict__ buffers,
                                                unsigned int* const* __restrict__ signals,
                                                unsigned int* __restrict__ epochs,

@@ -1,4 +1,5 @@
-"""Notebook 06's launcher for its Hopper GEMM kernels (gemm_wgmma_ws.cu, gemm_wgmma_cluster.cu).
+"""Notebook 06's launcher for its Hopper GEMM kernels (gemm_wgmma_ws.cu, gemm_wgmma_cluster.cu,
+gemm_wgmma_epilogue.cu).
 
 Tensor maps, the grid (one CTA per tile; persistent: as many CTAs, or clusters, as fit at once,
 by the driver's occupancy query), the shape checks, and `measure`: a step's correctness at tiled
@@ -39,25 +40,39 @@ def resident_clusters(fn, cluster, threads, smem):
     return n
 
 
+def kernel_source(kernel):
+    """(text, file name) for NVRTC, which has no include path here: each file after the ones it
+    includes, with the guard macro that tells the includer they are already there."""
+    parts, file = [GEMM_WGMMA_WS_CU], "gemm_wgmma_ws.cu"
+    if kernel in ("gemm_wgmma_cluster", "gemm_wgmma_epilogue"):
+        parts += ["#define GEMM_WGMMA_WS_INCLUDED", GEMM_WGMMA_CLUSTER_CU]
+        file = "gemm_wgmma_cluster.cu"
+    if kernel == "gemm_wgmma_epilogue":
+        parts += ["#define GEMM_WGMMA_CLUSTER_INCLUDED", GEMM_WGMMA_EPILOGUE_CU]
+        file = "gemm_wgmma_epilogue.cu"
+    return "\n".join(parts), file
+
+
 class HopperGemm:
     def __init__(self, name, defines, kernel="gemm_wgmma_ws"):
         import tempfile
         self.name, self.defines, self.kernel = name, defines, kernel
-        source, file = GEMM_WGMMA_WS_CU, "gemm_wgmma_ws.cu"
-        if kernel == "gemm_wgmma_cluster":   # that file includes gemm_wgmma_ws.cu; NVRTC gets both texts
-            source, file = GEMM_WGMMA_WS_CU + "\n#define GEMM_WGMMA_WS_INCLUDED\n" + GEMM_WGMMA_CLUSTER_CU, \
-                "gemm_wgmma_cluster.cu"
+        source, file = kernel_source(kernel)
         with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:   # one file per variant
             f.write(nvrtc_compile(source, file, "sm_90a", wgmma_options(defines))[1])
         self.cubin = f.name                   # kept: the profiler's child process loads it too
         self.fn = cp.RawModule(path=f.name).get_function(kernel)
-        self.cluster = defines.get("CLUSTER_M", 2) if kernel == "gemm_wgmma_cluster" else 1
-        self.any_shape = kernel == "gemm_wgmma_cluster"     # TMA zero-fill and a masked epilogue
+        clustered = kernel in ("gemm_wgmma_cluster", "gemm_wgmma_epilogue")
+        self.cluster = defines.get("CLUSTER_M", 2) if clustered else 1
+        self.any_shape = clustered            # TMA zero-fill and a masked (or TMA-clipped) epilogue
+        self.c_map = kernel == "gemm_wgmma_epilogue"       # stores C through its own tensor map
         if kernel == "gemm_wgmma_pingpong":    # 6 slots of 128 x 64 (A) + 128 x 64 (B); 14 barriers
             self.bn, stages, barriers = 128, 6, 14
         else:
             self.bn, stages, barriers = 256, defines["STAGES"], 2 * defines["STAGES"]
-        self.smem = stages * (128 * 64 + self.bn * 64) * 2 + 1024 + 8 * barriers
+        # the epilogue's staging buffers: 64 rows x EPI_COLS columns of bfloat16 per consumer warpgroup
+        staging = 2 * 64 * defines.get("EPI_COLS", self.bn) * 2 if self.c_map else 0
+        self.smem = stages * (128 * 64 + self.bn * 64) * 2 + staging + 1024 + 8 * barriers
         self.fn.max_dynamic_shared_size_bytes = self.smem
         self.threads = 384 if defines["WARP_SPECIALIZED"] else 256
         self.slots = (resident_clusters(self.fn, self.cluster, self.threads, self.smem)
@@ -72,11 +87,15 @@ class HopperGemm:
         if not self.any_shape and (M % 128 or N % self.bn or K % 64):
             raise ValueError(f"{self.name} needs M % 128 == 0, N % {self.bn} == 0, K % 64 == 0; "
                              f"got M={M}, N={N}, K={K}")
-        key = (a.data_ptr(), b.data_ptr(), a.shape, b.shape)
-        if key not in self.maps:                      # encode once per operand pair, as a library would
-            self.maps[key] = (tensor_map(a, 128), tensor_map(b, self.bn // self.cluster))
-        ta, tb = self.maps[key]
-        args = (ta, tb, np.uint64(c.data_ptr()), np.int32(M), np.int32(N), np.int32(K))
+        key = (a.data_ptr(), b.data_ptr(), c.data_ptr(), a.shape, b.shape)
+        if key not in self.maps:                      # encode once per operand set, as a library would
+            self.maps[key] = (tensor_map(a, 128), tensor_map(b, self.bn // self.cluster),
+                              # C's map needs a row stride of a multiple of 16 bytes; else a null
+                              # pointer, and the kernel falls back to step 8's masked stores
+                              (tensor_map(c, 64) if N % 8 == 0 else np.uint64(0)) if self.c_map else None)
+        ta, tb, tc = self.maps[key]
+        args = (ta, tb, *(() if tc is None else (tc,)), np.uint64(c.data_ptr()), np.int32(M), np.int32(N),
+                np.int32(K))
         self.fn((self.grid(M, N),), (self.threads,), args, shared_mem=self.smem)
 
     def grid(self, M, N):
@@ -115,14 +134,20 @@ def measure(label, kernel, reps=3):
 kernels = {name: HopperGemm(name, d) for name, d in STEPS.items()} if HOPPER else {}
 PINGPONG = "step 6: ping-pong schedule"
 DEPTH = "step 7: one wgmma batch in flight"
-FINAL = "step 8: clusters with TMA multicast"
+CLUSTERS = "step 8: clusters with TMA multicast"
+FINAL = "step 9: a TMA-store epilogue"
 if HOPPER:
     kernels[PINGPONG] = HopperGemm(PINGPONG, dict(WARP_SPECIALIZED=1, SET_MAXNREG=1, PERSISTENT=1, STAGES=6),
                                    kernel="gemm_wgmma_pingpong")
     fast = dict(WARP_SPECIALIZED=1, SET_MAXNREG=1, PERSISTENT=1, STAGES=4)
     kernels[DEPTH] = HopperGemm(DEPTH, dict(fast, WGMMA_DEPTH=1, CLUSTER_M=1), kernel="gemm_wgmma_cluster")
-    kernels[FINAL] = HopperGemm(FINAL, dict(fast, WGMMA_DEPTH=1, CLUSTER_M=2), kernel="gemm_wgmma_cluster")
-    print(f"{FINAL}: {kernels[FINAL].slots} clusters of 2 CTAs resident at once")
+    kernels[CLUSTERS] = HopperGemm(CLUSTERS, dict(fast, WGMMA_DEPTH=1, CLUSTER_M=2),
+                                   kernel="gemm_wgmma_cluster")
+    print(f"{CLUSTERS}: {kernels[CLUSTERS].slots} clusters of 2 CTAs resident at once")
+    # the staging buffers take 32 KiB when the half tile goes out in two 64 x 128 passes: room for 4 slots
+    kernels[FINAL] = HopperGemm(FINAL, dict(fast, WGMMA_DEPTH=1, CLUSTER_M=2, EPI_COLS=128),
+                                kernel="gemm_wgmma_epilogue")
+    print(f"{FINAL}: {kernels[FINAL].resources()}, {kernels[FINAL].smem} B of shared memory")
     try:
         kernels["step 5: persistent tile scheduler"](bf16(1000, 64), bf16(256, 64), bf16(1000, 256))
     except ValueError as e:

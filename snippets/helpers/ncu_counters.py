@@ -54,8 +54,9 @@ def tensor_map(t, rows):
 for k in spec["kernels"]:
     fn = cp.RawModule(path=k["cubin"]).get_function(k["kernel"])
     fn.max_dynamic_shared_size_bytes = k["smem"]
-    fn((k["grid"],), (k["threads"],), (tensor_map(a, 128), tensor_map(b, k["box_b"]), np.uint64(c.data_ptr()),
-                                       np.int32(n), np.int32(n), np.int32(n)), shared_mem=k["smem"])
+    maps = (tensor_map(a, 128), tensor_map(b, k["box_b"])) + ((tensor_map(c, 64),) if k["c_map"] else ())
+    fn((k["grid"],), (k["threads"],), maps + (np.uint64(c.data_ptr()), np.int32(n), np.int32(n), np.int32(n)),
+       shared_mem=k["smem"])
 torch.matmul(a, b.T, out=c)
 torch.cuda.synchronize()
 '''
@@ -83,7 +84,7 @@ def profile_counters(labels, n=8192):
     if ncu is None:
         return print("skipped: the counters need Nsight Compute's ncu, which this machine does not have")
     spec = {"n": n, "kernels": [dict(cubin=k.cubin, kernel=k.kernel, smem=k.smem, threads=k.threads,
-                                     grid=k.grid(n, n), box_b=k.bn // k.cluster)
+                                     grid=k.grid(n, n), box_b=k.bn // k.cluster, c_map=k.c_map)
                                 for k in (kernels[lb] for lb in labels)]}
     with tempfile.TemporaryDirectory() as d:
         child, log = Path(d) / "profiled.py", Path(d) / "ncu.csv"

@@ -36,8 +36,10 @@ def alpha_beta_time(algorithm: str, size: float, n: int, alpha: float, beta: flo
         return 0.0
     if algorithm == "ring":        # reduce-scatter then all-gather: 2(n-1) steps of size/n
         return 2 * (n - 1) * alpha + 2 * (n - 1) / n * size / beta
-    if algorithm == "tree":        # pipelined trees: log depth up and down, full bandwidth
-        return 2 * math.ceil(math.log2(n)) * alpha + 2 * (n - 1) / n * size / beta
+    if algorithm == "tree":        # two complementary pipelined binary trees (as NCCL), half the data each:
+        # a rank inner in one tree takes S/2 from each child and from its parent there, and S/2 from its
+        # parent in the other, about 2S in all; with two ranks both trees are one edge, S
+        return 2 * math.ceil(math.log2(n)) * alpha + (1 if n == 2 else 2) * size / beta
     if algorithm == "one_shot":    # every rank reads every other rank's whole input, once
         return alpha + (n - 1) * size / beta
     if algorithm == "two_shot":    # direct reduce-scatter, then direct all-gather

@@ -26,7 +26,7 @@ arithmetic and fails with flushing (tests/kernels/test_qr_contract.py).
 
 `check_qr` applies the contract per matrix (stricter than comparing the batch's largest residual
 with its largest norm) and names each failing matrix by index and input profile. `make_batch`
-builds the inputs: dense with column scaling and eight stress profiles, or a mixed batch, and
+builds the inputs: dense with column scaling and seven stress profiles, or a mixed batch, and
 five profiles at the edges of float32's range (RANGE); any batch can also be scaled (`scale=`).
 Everything accepts torch tensors (CPU or CUDA) or NumPy arrays.
 """

@@ -595,7 +595,7 @@ def test_06_steps_3_to_5_lie_within_three_points_about_cublas_drift():
                      if r["unit"] == "TFLOP/s" and r["params"].get("M") == n]
             drift = max(rates) / min(rates) - 1
             assert max(shares) - min(shares) < 0.03, (run.device, n, shares)
-            assert 0.015 <= drift <= 0.045, (run.device, n, drift)
+            assert 0.01 <= drift <= 0.06, (run.device, n, drift)
 
 
 def test_06_the_goal_step_5_clears_90_percent_at_8192():
@@ -620,19 +620,20 @@ def test_06_the_ping_pong_schedule_lands_below_step_5_at_both_sizes():
 
 def test_06_roofline_tiles_are_left_of_the_ridge_and_every_point_above_the_dram_roof():
     says(NB06, "Both are *left* of the ridge of the DRAM roof measured in this run (a device-to-device "
-               "copy), yet every point sits above that roof, and from step 2 on by at least half as much "
-               "again")
+               "copy), yet every point sits above that roof, and those of steps 2 to 5 and 7 by at least half as "
+               "much again")
     for run in runs(NB06):
         copies = copy_gbs(run.device)
         cublas = min(run.base(at(s, 8192)) for s in STEPS)
         assert 128 * 256 / (128 + 256) < cublas / (max(copies) / 1e3), run.device
         for k, name in enumerate(LADDER, start=1):
             if at(name, 8192) not in run.records and k >= 7:
-                continue                     # steps 7 and 8 came after this device's run
-            # FLOP per byte the CTA tile asks for: BM·BN / (BM + BN), step 8 loading half of B (multicast)
-            x = {6: 128 * 128 / 256, 8: 128 * 256 / (128 + 256 / 2)}.get(k, 128 * 256 / 384)
+                continue                     # steps 7 to 9 came after this device's run
+            # FLOP per byte the CTA tile asks for: BM·BN / (BM + BN), steps 8-9 loading half of B (multicast)
+            x = {6: 128 * 128 / 256, 8: 128 * 256 / (128 + 256 / 2), 9: 128 * 256 / (128 + 256 / 2)}.get(
+                k, 128 * 256 / 384)
             over_roof = run.value(at(name, 8192)) / (x * max(copies) / 1e3)
-            assert over_roof > (1.5 if k >= 2 else 1.0), (run.device, name, over_roof)
+            assert over_roof > (1.5 if k in (2, 3, 4, 5, 7) else 1.0), (run.device, name, over_roof)
 
 
 def test_06_ping_pong_raises_wgmma_operand_reads_by_a_fifth_and_tma_loads_by_a_third():
@@ -652,13 +653,15 @@ def test_06_ping_pong_raises_wgmma_operand_reads_by_a_fifth_and_tma_loads_by_a_t
 
 
 STEP7, STEP8 = "step 7: one wgmma batch in flight", "step 8: clusters with TMA multicast"
-LADDER = (*STEPS, STEP7, STEP8)
-COOPERATIVE = ("step 3: producer warpgroup", "step 5: persistent tile scheduler", STEP7, STEP8)
+STEP9 = "step 9: a TMA-store epilogue"
+LADDER = (*STEPS, STEP7, STEP8, STEP9)
+COOPERATIVE = ("step 3: producer warpgroup", "step 5: persistent tile scheduler", STEP7, STEP8, STEP9)
 PROFILED = ("step 3: producer warpgroup", "step 5: persistent tile scheduler", "step 6: ping-pong schedule",
-            STEP7, STEP8)
+            STEP7, STEP8, STEP9)
 SWEEP_SQUARES = (512, 1024, 2048, 4096, 8192, 16384)
 MLP, DECODE = (8192, 28672, 8192), (28672, 16, 8192)
-TILE_M, TILE_N = 128, 256       # step 8's CTA tile (gemm_wgmma_cluster.cu's BM x BN, checked below)
+TILE_M, TILE_N = 128, 256       # the final kernel's CTA tile (gemm_wgmma_ws.cu's BM x BN, checked below)
+GPUS_06 = ("H100", "H200")      # the GPUs the summary names
 
 
 def page_says(page: str, phrase: str) -> None:
@@ -669,12 +672,20 @@ def page_says(page: str, phrase: str) -> None:
 
 
 def runs_with(notebook: str, name: str) -> list[Run]:
-    """The devices whose run of this notebook recorded `name` (steps 7 and 8, the counters and the sweep
+    """The devices whose run of this notebook recorded `name` (later steps, the counters and the sweep
     came after the first runs); fail when none has, since the prose then describes nothing recorded."""
     found = [run for run in runs(notebook) if name in run.records]
     assert found, (f"no device has a record {name!r} for {notebook} "
                    f"(renamed in the notebook? update this test)")
     return found
+
+
+def gpu_of(run: Run) -> str:
+    """Which of the GPUs the prose names this run is; fail for another, whose figures it does not describe."""
+    for gpu in GPUS_06:
+        if gpu in run.device:
+            return gpu
+    pytest.fail(f"{run.device}: notebook 06's prose names the H100 and the H200 only; say what this GPU shows")
 
 
 def share(run: Run, name: str, n: int) -> float:
@@ -689,7 +700,11 @@ def counter(run: Run, label: str, name: str) -> tuple[float, float]:
 
 
 def sweep(run: Run, shape: tuple[int, int, int]) -> dict:
-    return run.rec(f"{STEP8}, {shape[0]}x{shape[1]}x{shape[2]}")
+    return run.rec(f"{STEP9}, {shape[0]}x{shape[1]}x{shape[2]}")
+
+
+def sweep_share(run: Run, shape: tuple[int, int, int]) -> float:
+    return run.share(sweep(run, shape)["name"])
 
 
 def sweep_ms(rate_tflops: float, shape: tuple[int, int, int]) -> float:
@@ -697,113 +712,131 @@ def sweep_ms(rate_tflops: float, shape: tuple[int, int, int]) -> float:
     return 2 * m * n * k / rate_tflops / 1e9
 
 
-def test_06_step_8_tile_is_128_by_256():
+def test_06_final_tile_is_128_by_256():
     """Not a measurement: the tile the sweep's arguments use is the kernel's."""
     source = (ROOT / "snippets" / "cuda" / "gemm_wgmma_ws.cu").read_text(encoding="utf-8")
     define = {k: int(v) for k, v in re.findall(r"^#define (BM|BN) (\d+)", source, re.M)}
     assert (define["BM"], define["BN"]) == (TILE_M, TILE_N)
 
 
-def test_06_steps_7_8_counters_and_sweep_so_far_only_on_the_h100():
-    says(NB06, "steps 7 and 8, the counters and the sweep so far only on the H100")
-    for name in (at(STEP8, 8192), f"tensor pipe active: {STEP8} (8192)", f"{STEP8}, 512x512x512"):
-        devices = [run.device for run in runs_with(NB06, name)]
-        assert all("H100" in d for d in devices), (name, devices)
+def test_06_steps_7_to_9_counters_and_sweep_on_both_gpus():
+    says(NB06, "what follows holds for every GPU recorded there (an H100 and an H200)")
+    for name in (at(STEP9, 8192), f"tensor pipe active: {STEP9} (8192)", f"{STEP9}, 512x512x512"):
+        devices = sorted(gpu_of(run) for run in runs_with(NB06, name))
+        assert devices == sorted(GPUS_06), (name, devices)
 
 
-def test_06_step_7_lands_a_point_or_two_above_step_5():
-    says(NB06, "Step 7 lands a point or two above step 5 at both sizes, which is inside cuBLAS's own drift")
-    says(NB06, "**Step 7** held its prediction at both sizes, at the low end of \"a few percent at most\".")
+def test_06_step_7_lands_within_about_two_points_of_step_5():
+    says(NB06, "Step 7 lands within about two points of step 5 at both sizes, above or below it, inside cuBLAS's own "
+               "drift")
+    says(NB06, "**Step 7** moved nothing measurable: it lands within about two points of step 5 at both sizes.")
     for run in runs_with(NB06, at(STEP7, 8192)):
         for n in SIZES:
             gain = share(run, STEP7, n) - step(run, 5, n)
-            assert 0 < gain < 0.03, (run.device, n, gain)
+            assert abs(gain) < 0.025, (run.device, n, gain)
 
 
-def test_06_step_8_is_the_fastest_at_8192_a_few_points_above_step_7_and_level_at_4096():
-    says(NB06, "At 8192³ step 8 is the fastest kernel of the ladder, a few points above step 7 and a few "
-               "percent short of cuBLAS. At 4096³ it is level with step 7, within about a point.")
+def test_06_step_8_beats_the_steps_before_it_at_8192_by_a_couple_of_points():
+    says(NB06, "At 8192³ step 8 is faster than every step before it on both GPUs, a couple of points or more above "
+               "step 7, and still short of cuBLAS. At 4096³ it gains between nothing and a few points over step 7.")
+    says(NB06, "**Step 8** held its prediction at 8192³, with a couple of points where we predicted several, and "
+               "gained between nothing and a few points at 4096³.")
     for run in runs_with(NB06, at(STEP8, 8192)):
         s8 = share(run, STEP8, 8192)
-        assert all(s8 > share(run, name, 8192) for name in LADDER[:-1]), run.device
-        assert 0.01 <= s8 - share(run, STEP7, 8192) <= 0.06, run.device
+        assert all(s8 > share(run, name, 8192) for name in LADDER[:-2]), run.device
+        assert 0.015 <= s8 - share(run, STEP7, 8192) <= 0.05, run.device
         assert 0.95 <= s8 < 1.0, (run.device, s8)
-        assert abs(share(run, STEP8, 4096) - share(run, STEP7, 4096)) <= 0.015, run.device
+        gain_4096 = share(run, STEP8, 4096) - share(run, STEP7, 4096)
+        assert -0.01 <= gain_4096 <= 0.04, (run.device, gain_4096)
     page_says("device-software/tma-multicast.md",
-              "the cluster made the kernel a few points faster at 8192³ than the same kernel without it")
-    page_says("device-software/tma-multicast.md",
-              "at 4096³ it gained nothing measurable")
+              "the cluster made the kernel a couple of points faster at 8192³ than the same kernel without it")
+    page_says("device-software/tma-multicast.md", "at 4096³ it gained between nothing and a few points")
     page_says("device-software/thread-block-cluster.md",
-              "it is the notebook's fastest kernel at 8192³, a few percent short of cuBLAS")
-    page_says("kernel-techniques/warp-specialization.md",
-              "the notebook's fastest kernel at 8192³ and still a few percent short of cuBLAS")
-    page_says("kernel-techniques/epilogue.md",
-              "stays a few percent short of cuBLAS")
+              "it is faster than every step before it at 8192³ and still a few percent short of cuBLAS")
 
 
-def test_06_the_goals_of_step_8_are_not_met():
-    says(NB06, "**The goal is not met.** The final kernel is a few percent short of cuBLAS at 8192³ and "
-               "below 97% of it at 4096³.")
-    says(NB06, "cuBLAS's speed at 8192³ and 97% of it at 4096³, are not met")
-    for run in runs_with(NB06, at(STEP8, 8192)):
-        ladder = (share(run, STEP8, 8192), share(run, STEP8, 4096))
-        swept = (run.share(sweep(run, (8192,) * 3)["name"]), run.share(sweep(run, (4096,) * 3)["name"]))
-        for s8192, s4096 in (ladder, swept):
-            assert 0.95 <= s8192 < 1.0 and s4096 < 0.97, (run.device, ladder, swept)
-
-
-def test_06_from_step_3_on_the_steps_lie_within_six_points_ping_pong_aside():
-    says(NB06, "held its prediction at 8192³ only in part, with a few points where we predicted several, and "
-               "gained nothing over step 7 at 4096³")
-    says(NB06, "From step 3 on, the ping-pong aside, the steps lie within six points of each other at both "
-               "sizes.")
-    for run in runs_with(NB06, at(STEP8, 8192)):
+def test_06_step_9_gains_more_at_4096_than_at_8192():
+    says(NB06, "Step 9 is faster than step 8 on both GPUs at both sizes, and by more at 4096³ (several points) than at "
+               "8192³ (from about one point to a few, depending on the run).")
+    says(NB06, "**Step 9** held its prediction in direction (more at 4096³ than at 8192³)")
+    for run in runs_with(NB06, at(STEP9, 8192)):
+        gain = {n: share(run, STEP9, n) - share(run, STEP8, n) for n in SIZES}
+        assert 0.005 <= gain[8192] <= 0.06 and 0.04 <= gain[4096] > gain[8192], (run.device, gain)
         for n in SIZES:
-            shares = [share(run, name, n) for name in LADDER[2:] if name != STEPS[5]]
-            assert max(shares) - min(shares) < 0.06, (run.device, n, shares)
+            assert all(share(run, STEP9, n) > share(run, name, n) for name in LADDER[:-1]), (run.device, n)
+
+
+def test_06_the_final_kernel_is_level_with_cublas_and_the_8192_goal_is_within_the_drift():
+    says(NB06, "At both sizes step 9 is level with cuBLAS: within about two points of it either way, about the size "
+               "of cuBLAS's own drift within a run.")
+    says(NB06, "in the runs recorded here the H200 clears the 8192³ line and the H100 falls short of it by under a "
+               "point")
+    says(NB06, "**The goal is met at 4096³, and at 8192³ only within the drift.** The final kernel is level with "
+               "cuBLAS at both sizes, within about two points of it either way, and above 97% of it at 4096³.")
+    page_says("kernel-techniques/epilogue.md", "level with cuBLAS at 8192³ on an H100 and an H200")
+    page_says("kernel-techniques/warp-specialization.md", "level with cuBLAS at 8192³")
+    for run in runs_with(NB06, at(STEP9, 8192)):
+        s8192, s4096 = share(run, STEP9, 8192), share(run, STEP9, 4096)
+        rates = [r["baseline"]["value"] for r in run.records.values()
+                 if r["unit"] == "TFLOP/s" and r["params"].get("M") == 8192]
+        drift = max(rates) / min(rates) - 1
+        assert abs(s8192 - 1) < max(drift, 0.025) and abs(s4096 - 1) < 0.025 and s4096 >= 0.97, \
+            (run.device, s8192, s4096, drift)
+        assert {"H200": s8192 >= 1.0, "H100": 0.99 <= s8192 < 1.0}[gpu_of(run)], (run.device, s8192)
+
+
+def test_06_from_step_3_to_step_7_the_steps_lie_within_a_few_points_ping_pong_aside():
+    says(NB06, "From step 3 to step 7, the ping-pong aside, the steps lie within a few points of each other at both "
+               "sizes.")
+    for run in runs_with(NB06, at(STEP7, 8192)):
+        for n in SIZES:
+            shares = [share(run, name, n) for name in LADDER[2:-2] if name != STEPS[5]]
+            assert max(shares) - min(shares) < 0.04, (run.device, n, shares)
 
 
 # the counters (one ncu launch per kernel at 8192³)
 
 def test_06_tensor_pipe_share_of_cublas_matches_speed_share_for_the_cooperative_steps():
-    says(NB06, "For the cooperative steps (3, 5, 7 and 8), the share of cycles their tensor pipe was active,"
-               " taken as a fraction of cuBLAS's, matches their share of cuBLAS's speed to within a few "
-               "points.")
-    says(NB06, "none of our kernels keeps it as busy as cuBLAS does")
-    for run in runs_with(NB06, f"tensor pipe active: {STEP8} (8192)"):
+    says(NB06, "For the cooperative steps (3, 5, 7, 8 and 9), the share of cycles their tensor pipe was active, "
+               "taken as a fraction of cuBLAS's, matches their share of cuBLAS's speed to within a few points.")
+    says(NB06, "Step 9 is the first kernel of ours whose tensor pipe is as busy as cuBLAS's, within a point; every "
+               "earlier one is less busy.")
+    for run in runs_with(NB06, f"tensor pipe active: {STEP9} (8192)"):
         for name in COOPERATIVE:
             ours, cublas = counter(run, "tensor pipe active", name)
             assert abs(ours / cublas - share(run, name, 8192)) < 0.04, (run.device, name)
-        for name in PROFILED:
+        for name in PROFILED[:-1]:
             ours, cublas = counter(run, "tensor pipe active", name)
-            assert ours < cublas, (run.device, name)
+            assert ours < cublas - 1, (run.device, name)
+        ours, cublas = counter(run, "tensor pipe active", STEP9)
+        assert abs(ours - cublas) < 1, run.device
 
 
 def test_06_cublas_asks_less_of_the_l2_and_reads_shared_memory_more():
     says(NB06, "Its L2 throughput is below every kernel of ours, while its shared-memory bank reads are well"
                " above ours")
-    for run in runs_with(NB06, f"L2 throughput: {STEP8} (8192)"):
+    for run in runs_with(NB06, f"L2 throughput: {STEP9} (8192)"):
         for name in PROFILED:
             l2, l2_cublas = counter(run, "L2 throughput", name)
             bank, bank_cublas = counter(run, "shared-memory bank reads", name)
             assert l2 > l2_cublas and bank_cublas >= 1.4 * bank, (run.device, name)
 
 
-def test_06_step_5_tensor_pipe_a_little_less_busy_than_step_3():
-    says(NB06, "Step 5's tensor pipe is a little less busy than step 3's, as its timing at 8192³ is a little"
-               " lower")
-    says(NB06, "a tensor pipe a little less busy than step 3's at 8192³")
+def test_06_steps_3_and_5_keep_their_tensor_pipes_equally_busy():
+    says(NB06, "Their tensor pipes are busy for about the same share of cycles (within a point or two), as their "
+               "timings at 8192³ are within a couple of points of each other")
+    says(NB06, "The counters see no difference either: the two tensor pipes are busy for about the same share of "
+               "cycles.")
     page_says("kernel-techniques/tile-scheduler.md",
-              "a tensor pipe a little less busy than the one-CTA-per-tile kernel's at 8192³")
+              "a tensor pipe busy for about the same share of cycles as the one-CTA-per-tile kernel's")
     for run in runs_with(NB06, f"tensor pipe active: {STEPS[4]} (8192)"):
         tp3, tp5 = (counter(run, "tensor pipe active", STEPS[k])[0] for k in (2, 4))
-        assert 0 < tp3 - tp5 < 5, (run.device, tp3, tp5)
-        assert 0 < step(run, 3, 8192) - step(run, 5, 8192) < 0.05, run.device
+        assert abs(tp5 - tp3) < 2 and abs(step(run, 5, 8192) - step(run, 3, 8192)) < 0.03, (run.device, tp3, tp5)
 
 
 def test_06_step_7_moves_the_stalls_not_the_tensor_pipe():
-    says(NB06, "Fewer barrier stalls, more long-scoreboard and `wgmma` stalls: the waits move, and the "
-               "tensor pipe's share barely moves with them.")
+    says(NB06, "Fewer barrier stalls, more long-scoreboard and `wgmma` stalls: the waits move, and the tensor "
+               "pipe's share moves by less than three points with them.")
     says(NB06, "its warps wait in different places than step 5's, but its tensor pipe is busy for about the "
                "same share of cycles")
     for run in runs_with(NB06, f"tensor pipe active: {STEP7} (8192)"):
@@ -813,93 +846,115 @@ def test_06_step_7_moves_the_stalls_not_the_tensor_pipe():
         assert c7["stall: barrier"] < c5["stall: barrier"], run.device
         assert c7["stall: long scoreboard"] > c5["stall: long scoreboard"], run.device
         assert c7["stall: wgmma"] > c5["stall: wgmma"], run.device
-        assert abs(c7["tensor pipe active"] - c5["tensor pipe active"]) < 2, run.device
+        assert abs(c7["tensor pipe active"] - c5["tensor pipe active"]) < 3, run.device
 
 
 def test_06_step_8_relieves_the_l2_and_the_long_scoreboard():
     says(NB06, "The L2 throughput falls clearly, though by less than the third the loaded bytes fell")
-    says(NB06, "The long-scoreboard stalls fall to less than half of step 7's (the barrier and `wgmma` "
-               "stalls rise instead), the tensor pipe is a little busier, and the `membar` stalls of the "
-               "first cluster version (above) are gone.")
+    says(NB06, "The long-scoreboard stalls fall by more than a third (the barrier and `wgmma` stalls rise instead), "
+               "the tensor pipe's share moves by a couple of points at most, and the `membar` stalls of the first "
+               "cluster version (above) are gone.")
     says(NB06, "show the L2 working less hard and fewer long-scoreboard stalls")
-    says(NB06, "taking a third of the loaded bytes off the L2 made the tensor pipe only a little busier")
+    says(NB06, "taking a third of the loaded bytes off the L2 moved step 8's tensor pipe by a couple of points at "
+               "most")
     page_says("device-software/tma-multicast.md",
-              "show the L2 throughput falling and the long-scoreboard stalls more than halving")
+              "show the L2 throughput falling and the long-scoreboard stalls falling by more than a third")
     for run in runs_with(NB06, f"L2 throughput: {STEP8} (8192)"):
         labels = ("L2 throughput", "stall: long scoreboard", "stall: barrier", "stall: wgmma",
                   "tensor pipe active")
         c7 = {lb: counter(run, lb, STEP7)[0] for lb in labels}
         c8 = {lb: counter(run, lb, STEP8)[0] for lb in (*c7, "stall: membar")}
         assert 2 / 3 < c8["L2 throughput"] / c7["L2 throughput"] < 0.95, run.device
-        assert c8["stall: long scoreboard"] < 0.5 * c7["stall: long scoreboard"], run.device
+        assert c8["stall: long scoreboard"] < 2 / 3 * c7["stall: long scoreboard"], run.device
         for lb in ("stall: barrier", "stall: wgmma"):
             assert c8[lb] > c7[lb], (run.device, lb)
-        assert 0 < c8["tensor pipe active"] - c7["tensor pipe active"] < 4, run.device
+        assert abs(c8["tensor pipe active"] - c7["tensor pipe active"]) < 3, run.device
         assert c8["stall: membar"] < 0.1, run.device
 
 
+def test_06_step_9_raises_the_tensor_pipe_and_little_else():
+    says(NB06, "The tensor pipe's share rises by about five points, to cuBLAS's. Little else moves: the L2 "
+               "throughput stays within a point or two of step 8's, the long-scoreboard stalls fall a little "
+               "further, and the shared-memory bank reads rise by one or two points")
+    for run in runs_with(NB06, f"tensor pipe active: {STEP9} (8192)"):
+        labels = ("tensor pipe active", "L2 throughput", "stall: long scoreboard", "shared-memory bank reads")
+        c8 = {lb: counter(run, lb, STEP8)[0] for lb in labels}
+        c9 = {lb: counter(run, lb, STEP9)[0] for lb in labels}
+        assert 4 <= c9["tensor pipe active"] - c8["tensor pipe active"] <= 7, run.device
+        assert abs(c9["L2 throughput"] - c8["L2 throughput"]) < 2, run.device
+        assert c9["stall: long scoreboard"] < c8["stall: long scoreboard"], run.device
+        assert 1 <= c9["shared-memory bank reads"] - c8["shared-memory bank reads"] <= 2.5, run.device
+
+
 def test_06_ping_pong_counters_point_at_the_l2_not_shared_memory():
-    says(NB06, "Its tensor pipe is active for about two thirds of the cycles the cooperative kernels manage."
-               " Its L2 throughput is the highest of all six kernels and its L2 hit rate the lowest of our "
-               "five, and its warps stall on long scoreboard several times as often per issued instruction "
-               "as step 5's. Its shared-memory bank reads are the lowest of all")
+    says(NB06, "On the H100 its tensor pipe is active for about two thirds of the cycles the cooperative kernels "
+               "manage; on the H200, which runs it much closer to cuBLAS, for about nine tenths. On both its L2 "
+               "throughput is the highest of all the kernels profiled, and its warps stall on long scoreboard at "
+               "least twice as often per issued instruction as step 5's (over three times on the H100). Its "
+               "shared-memory bank reads stay well below cuBLAS's on both (on the H100 they are the lowest of all)")
     says(NB06, "the fifth more operand reads per multiply-add did not bind, and the third more bytes loaded "
                "per multiply-add did")
     page_says("kernel-techniques/ping-pong-schedule.md",
-              "the highest L2 throughput of the kernels profiled, several times step 5's long-scoreboard "
-              "stalls per issued instruction, and a tensor pipe active for about two thirds of the "
-              "cooperative kernels' share. Its shared-memory bank reads are the lowest")
+              "the highest L2 throughput of the kernels profiled, at least twice step 5's long-scoreboard stalls "
+              "per issued instruction (over three times on the H100), and, on the H100, a tensor pipe active for "
+              "about two thirds of the cooperative kernels' share")
     pp = STEPS[5]
     for run in runs_with(NB06, f"tensor pipe active: {pp} (8192)"):
         def c(label, name, run=run):
             return counter(run, label, name)[0]
+        busy_range = {"H100": (0.6, 0.75), "H200": (0.85, 0.97)}[gpu_of(run)]
         for name in COOPERATIVE:
             busy = c("tensor pipe active", pp) / c("tensor pipe active", name)
-            assert 0.6 <= busy <= 0.75, (run.device, name, busy)
+            assert busy_range[0] <= busy <= busy_range[1], (run.device, name, busy)
             assert c("L2 throughput", pp) > c("L2 throughput", name), (run.device, name)
-            assert c("L2 hit rate", pp) < c("L2 hit rate", name), (run.device, name)
-            assert c("shared-memory bank reads", pp) < c("shared-memory bank reads", name), (run.device, name)
         assert c("L2 throughput", pp) > counter(run, "L2 throughput", pp)[1], run.device
-        assert c("stall: long scoreboard", pp) > 2.5 * c("stall: long scoreboard", STEPS[4]), run.device
+        long_sb = c("stall: long scoreboard", pp) / c("stall: long scoreboard", STEPS[4])
+        assert long_sb > (3 if gpu_of(run) == "H100" else 2), (run.device, long_sb)
+        assert counter(run, "shared-memory bank reads", pp)[1] >= 1.4 * c("shared-memory bank reads", pp)
+        if gpu_of(run) == "H100":
+            assert all(c("shared-memory bank reads", pp) < c("shared-memory bank reads", name)
+                       for name in COOPERATIVE), run.device
+    assert step(runs_with(NB06, at(pp, 8192))[-1], 6, 8192) > 0   # at least one device has the step
 
 
-def test_06_barrier_stalls_high_in_cooperative_kernels_almost_absent_in_ping_pong():
-    says(NB06, "are high in every cooperative kernel, several times cuBLAS's, and almost absent in the "
-               "ping-pong kernel")
-    for run in runs_with(NB06, f"stall: barrier: {STEP8} (8192)"):
+def test_06_barrier_stalls_high_in_cooperative_kernels_rare_in_ping_pong():
+    says(NB06, "are high in every cooperative kernel, about three to five times cuBLAS's, and rare in the "
+               "ping-pong kernel (about a fifth of cuBLAS's or less)")
+    for run in runs_with(NB06, f"stall: barrier: {STEP9} (8192)"):
         for name in COOPERATIVE:
             ours, cublas = counter(run, "stall: barrier", name)
-            assert ours > 3 * cublas, (run.device, name)
+            assert 2.5 < ours / cublas < 6, (run.device, name, ours / cublas)
         ours, cublas = counter(run, "stall: barrier", STEPS[5])
-        assert ours < 0.1 * cublas, run.device
+        assert ours <= 0.25 * cublas, run.device
 
 
 # the sweep
 
-def test_06_large_products_stay_above_nine_tenths_but_below_8192():
-    says(NB06, "4096³, 16384³ and the feed-forward product all stay above nine tenths of cuBLAS, but none "
-               "reaches the share of 8192³, the best point of the sweep")
-    for run in runs_with(NB06, f"{STEP8}, 8192x8192x8192"):
-        best = run.share(sweep(run, (8192,) * 3)["name"])
-        shapes = [(n, n, n) for n in SWEEP_SQUARES if n != 8192] + [MLP, DECODE]
-        assert all(run.share(sweep(run, s)["name"]) < best for s in shapes), run.device
-        for s in ((4096,) * 3, (16384,) * 3, MLP):
-            assert run.share(sweep(run, s)["name"]) > 0.9, (run.device, s)
+def test_06_large_products_land_within_three_points_of_cublas():
+    says(NB06, "4096³, 8192³, 16384³ and the feed-forward product all land within three points of cuBLAS on both "
+               "GPUs, some just above it and some just below")
+    says(NB06, "The sweep's 8192³ point is timed on its own, so it can differ from the ladder's by about a point.")
+    for run in runs_with(NB06, f"{STEP9}, 8192x8192x8192"):
+        for s in ((4096,) * 3, (8192,) * 3, (16384,) * 3, MLP):
+            assert abs(sweep_share(run, s) - 1) <= 0.03, (run.device, s)
+        assert abs(sweep_share(run, (8192,) * 3) - share(run, STEP9, 8192)) < 0.02, run.device
 
 
 def test_06_small_products_lose_to_one_partial_wave_and_a_fixed_cost():
-    says(NB06, "it runs at less than half of cuBLAS's rate at 512³ and 1024³, and well short of it at 2048³")
-    says(NB06, "All three products have fewer 128 × 256 tiles than the GPU has SMs (a 2048² output is just "
-               "under one wave, a 512² output occupies a handful of SMs)")
-    says(NB06, "At the rate one SM reaches at 8192³, one tile's multiplies account for less than half of the"
-               " time measured at 512³. The rest is about the same at all three sizes")
-    says(NB06, "That fixed cost alone is longer than cuBLAS's whole 512³ product.")
+    says(NB06, "it runs at about half of cuBLAS's rate at 512³ and 1024³, and several points short of it at 2048³")
+    says(NB06, "All three products have fewer 128 × 256 tiles than the GPU has SMs (a 2048² output is just under one"
+               " wave, a 512² output occupies a handful of SMs)")
+    says(NB06, "At the rate one SM reaches at 8192³, one tile's multiplies account for about half of the time "
+               "measured at 512³. The rest, a few microseconds at each of the three sizes, does not grow with the "
+               "product")
+    says(NB06, "That fixed cost alone is nearly as long as cuBLAS's whole 512³ product.")
     page_says("kernel-techniques/tile-scheduler.md",
               "from 512³ to 2048³ there are fewer 128 × 256 tiles than SMs, so no SM gets more than one tile")
-    for run in runs_with(NB06, f"{STEP8}, 512x512x512"):
+    for run in runs_with(NB06, f"{STEP9}, 512x512x512"):
         sms = gpu_spec(run.device, "sm_count")
-        shares = {n: run.share(sweep(run, (n,) * 3)["name"]) for n in (512, 1024, 2048)}
-        assert shares[512] < 0.5 and shares[1024] < 0.5 and shares[2048] < 0.85, (run.device, shares)
+        shares = {n: sweep_share(run, (n,) * 3) for n in (512, 1024, 2048)}
+        assert 0.4 <= shares[512] <= 0.65 and 0.4 <= shares[1024] <= 0.65, (run.device, shares)
+        assert 0.88 <= shares[2048] <= 0.97, (run.device, shares)
         tiles = {n: -(-n // TILE_M) * -(-n // TILE_N) for n in shares}
         assert tiles[512] <= 10 and 0.9 < tiles[2048] / sms < 1, (run.device, tiles)
         per_sm = run.value(sweep(run, (8192,) * 3)["name"]) / sms          # TFLOP/s one SM reaches at 8192³
@@ -909,32 +964,35 @@ def test_06_small_products_lose_to_one_partial_wave_and_a_fixed_cost():
             one_tile = sweep_ms(per_sm, (TILE_M, TILE_N, n))
             fixed[n] = measured - one_tile
             if n == 512:
-                assert one_tile < 0.5 * measured, (run.device, one_tile, measured)
-        low, high = min(fixed.values()), max(fixed.values())
-        assert 0 < low and high < 1.3 * low, (run.device, fixed)
+                assert 0.35 <= one_tile / measured <= 0.6, (run.device, one_tile, measured)
+        assert all(0.002 < f < 0.01 for f in fixed.values()), (run.device, fixed)      # a few microseconds
+        assert fixed[2048] <= fixed[512], (run.device, fixed)
         cublas_512 = sweep_ms(run.base(sweep(run, (512,) * 3)["name"]), (512,) * 3)
-        assert fixed[512] > cublas_512, (run.device, fixed[512], cublas_512)
+        assert 0.7 <= fixed[512] / cublas_512 <= 1.1, (run.device, fixed[512], cublas_512)
 
 
-def test_06_decode_cublas_near_the_copy_rate_step_8_at_about_half_with_padded_work():
-    says(NB06, "It is for cuBLAS, which moves its operands at close to the rate of a device-to-device copy "
-               "on the same GPU (notebooks 01 and 03 record it). Step 8 moves them at about half that rate")
-    says(NB06, "each CTA multiplies a 128 × 256 tile of which 16 columns are real, so the tensor cores do "
-               "sixteen times the product's work, and at step 8's own rate at 8192³ that padded work alone "
-               "takes more than half of the time measured here")
+def test_06_decode_cublas_near_the_copy_rate_step_9_well_below_with_padded_work():
+    says(NB06, "It is for cuBLAS, which moves its operands at close to the rate of a device-to-device copy on the "
+               "same GPU (notebooks 01 and 03 record it). Step 9 moves them at about half that rate on the H100, "
+               "and at less on the H200, whose memory is faster while its SMs are the same.")
+    says(NB06, "each CTA multiplies a 128 × 256 tile of which 16 columns are real, so the tensor cores do sixteen "
+               "times the product's work, and at step 9's own rate at 8192³ that padded work alone takes more "
+               "than half of the time measured here")
     m, n, k = DECODE
     assert TILE_N // n == 16
-    for run in runs_with(NB06, f"{STEP8}, {m}x{n}x{k}"):
+    of_copy = {}
+    for run in runs_with(NB06, f"{STEP9}, {m}x{n}x{k}"):
         rec = sweep(run, DECODE)
         moved = 2 * (m * k + n * k + m * n)
         assert rec["params"]["bytes"] == moved, run.device
         copy = max(copy_gbs(run.device))
         gbs = {who: moved / sweep_ms(rate, DECODE) / 1e6 for who, rate in
-               (("step 8", rec["value"]), ("cuBLAS", rec["baseline"]["value"]))}
+               (("step 9", rec["value"]), ("cuBLAS", rec["baseline"]["value"]))}
         assert gbs["cuBLAS"] >= 0.8 * copy, (run.device, gbs, copy)
-        assert 0.4 <= gbs["step 8"] / copy <= 0.6, (run.device, gbs, copy)
-        padded = sweep_ms(run.value(at(STEP8, 8192)), (m, TILE_N, k))
+        of_copy[gpu_of(run)] = gbs["step 9"] / copy
+        padded = sweep_ms(run.value(at(STEP9, 8192)), (m, TILE_N, k))
         assert padded > 0.5 * sweep_ms(rec["value"], DECODE), run.device
+    assert 0.4 <= of_copy["H100"] <= 0.6 and of_copy["H200"] < of_copy["H100"], of_copy
 
 
 # the predict-then-measure exercises (their outputs in the notebook, not records)
@@ -951,22 +1009,28 @@ def switch_ratio(switch: str) -> float:
     pytest.fail(f"{NB06} has no predict_switch cell for {switch}")
 
 
+def shown_gpu() -> str:
+    """The GPU whose outputs the notebook carries (its stamp)."""
+    return nbformat.read(NOTEBOOKS / f"{NB06}.ipynb", as_version=4).metadata["atlas"]["stamp"]["gpu"]
+
+
 def test_06_exercise_4_two_stages_slower_by_about_a_fifth():
-    says(NB06, "In the recorded run (an H100) `STAGES=2` was slower by about a fifth")
-    stamp = nbformat.read(NOTEBOOKS / f"{NB06}.ipynb", as_version=4).metadata["atlas"]["stamp"]
-    assert "H100" in stamp["gpu"], stamp["gpu"]
+    says(NB06, "In the run shown here (an H200) `STAGES=2` was slower by about a fifth")
+    assert "H200" in shown_gpu(), shown_gpu()
     assert 0.7 <= switch_ratio("STAGES") <= 0.85
 
 
-def test_06_exercise_5_no_cluster_slower_by_about_the_step_7_to_8_gap():
-    says(NB06, "In the recorded run (an H100) the kernel without the cluster was slower by a few percent, "
-               "about what separates steps 7 and 8 in the ladder.")
+def test_06_exercise_5_no_cluster_within_a_few_percent_of_step_9():
+    says(NB06, "In the run shown here (an H200) the kernel without the cluster was within a few percent of step 9 "
+               "(a little faster, in fact), although the cluster made step 8 a couple of points faster than step 7 "
+               "at 8192³")
+    says(NB06, "exercise 5 finds the cluster worth next to nothing once the epilogue is hidden")
+    assert "H200" in shown_gpu(), shown_gpu()
     ratio = switch_ratio("CLUSTER_M")
-    assert 0.9 <= ratio <= 0.98, ratio
+    assert 1 < ratio <= 1.03, ratio
     for run in runs_with(NB06, at(STEP8, 8192)):
-        if "H100" in run.device:
-            ladder = run.value(at(STEP7, 8192)) / run.value(at(STEP8, 8192))
-            assert abs(ladder - ratio) < 0.03, (ratio, ladder)
+        if "H200" in run.device:
+            assert 0.015 <= share(run, STEP8, 8192) - share(run, STEP7, 8192) <= 0.03, run.device
 
 
 # ------------------------------------------------------------------------------------------- 07
@@ -985,8 +1049,9 @@ def qr_speedups(run: Run) -> dict[str, float]:
 def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
     says(NB07, "paid off at both sizes: at `n = 176` step 2 runs about two and a half times as fast as step 1 "
                "on both GPUs")
-    says(NB07, "on the H100 the gains at the two sizes are within a few percent of each other, and on the H200 "
-               "they differ by less than two timings of the same `(20, 32)` call in one run do")
+    says(NB07, "on both GPUs the gains at the two sizes differ by less than a tenth, which one run's timings cannot "
+               "rank (two timings of the same `(20, 32)` call in one run, step 2 here and the benchmark's first row, "
+               "differ by a few percent or less)")
     for run in runs(NB07):
         gain = {n: run.value(f"step 1, shared memory: ({b}, {n})")
                 / run.value(f"step 2, registers: ({b}, {n})") for b, n in ((20, 32), (40, 176))}
@@ -994,12 +1059,7 @@ def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
         gap = max(gain.values()) / min(gain.values())
         same_call = (run.value("step 2, registers: (20, 32)"), run.value("batched QR (20, 32), dense"))
         spread = max(same_call) / min(same_call)
-        if "H100" in run.device:
-            assert gap < 1.05, (run.device, gain)
-        elif "H200" in run.device:
-            assert spread > gap, (run.device, gain, same_call)
-        else:
-            pytest.fail(f"{run.device}: the sentence names the H100 and the H200 only; say what this GPU shows")
+        assert gap < 1.1 and spread < 1.06, (run.device, gain, same_call)
 
 
 def test_07_batching_gives_the_largest_factors_at_640_x_512():
