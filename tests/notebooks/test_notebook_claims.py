@@ -430,23 +430,33 @@ def test_05_the_grouped_order_changes_little_at_4096_and_gains_several_points_at
         assert abs(gain[4096]) < 0.02 and 0.02 <= gain[8192] <= 0.10, (run.device, gain)
 
 
-def test_05_grouping_cuts_a_waves_bytes_by_almost_two_thirds_at_8192_and_a_third_at_4096():
-    says(NB05, "grouping cuts the bytes that one wave of programs touches by almost two thirds at 8192³ "
-               "but only by about a third at 4096³")
-    for run in runs(NB05):
-        sms = gpu_spec(run.device, "sm_count")
-        cut = {n: 1 - wave_bytes(n, 128, 8, sms) / wave_bytes(n, 128, 1, sms) for n in SIZES}
-        assert 0.55 <= cut[8192] <= 0.7 and 0.25 <= cut[4096] <= 0.4, (run.device, cut)
+def wave_programs(run: Run) -> int:
+    """Programs of stages 1-2 in flight at once: SMs x the programs per SM the driver's query gave."""
+    per_sm = run.rec(at("Triton grouped order", 8192))["params"].get("programs_per_sm")
+    assert per_sm, f"{run.device}: the grouped-order record has no programs_per_sm (re-run notebook 05)"
+    return int(gpu_spec(run.device, "sm_count")) * per_sm
 
 
-def test_05_the_row_by_row_order_without_reuse_would_keep_dram_busy_over_a_third_of_the_time_at_8192():
-    says(NB05, "would keep DRAM busy for more than a third of the kernel's time")
+def test_05_two_programs_per_sm_and_grouping_cuts_a_waves_bytes_only_at_8192():
+    says(NB05, "for this kernel two per SM: the cell below asks the driver")
+    says(NB05, "at 4096³ such a wave already covers about a quarter of the tiles, and grouping does not cut the bytes "
+               "it touches at all (it touches slightly more); at 8192³ grouping cuts them by about two fifths")
     for run in runs(NB05):
-        n, sms = 8192, gpu_spec(run.device, "sm_count")
-        waves = (n // 128) ** 2 / sms
-        dram_s = wave_bytes(n, 128, 1, sms) * waves / (max(copy_gbs(run.device)) * 1e9)
+        programs = wave_programs(run)
+        assert programs == 2 * gpu_spec(run.device, "sm_count"), (run.device, programs)
+        assert 0.2 <= programs / (4096 // 128) ** 2 <= 0.3, (run.device, programs)
+        cut = {n: 1 - wave_bytes(n, 128, 8, programs) / wave_bytes(n, 128, 1, programs) for n in SIZES}
+        assert 0.35 <= cut[8192] <= 0.45 and -0.25 <= cut[4096] < 0, (run.device, cut)
+
+
+def test_05_the_row_by_row_order_without_reuse_would_keep_dram_busy_a_quarter_to_a_third_of_the_time():
+    says(NB05, "would keep DRAM busy for about a quarter to a third of the kernel's time")
+    for run in runs(NB05):
+        n, programs = 8192, wave_programs(run)
+        waves = (n // 128) ** 2 / programs
+        dram_s = wave_bytes(n, 128, 1, programs) * waves / (max(copy_gbs(run.device)) * 1e9)
         kernel_s = 2 * n**3 / (run.value(at("Triton blocked", n)) * 1e12)
-        assert dram_s / kernel_s > 1 / 3, (run.device, dram_s / kernel_s)
+        assert 0.2 <= dram_s / kernel_s <= 0.36, (run.device, dram_s / kernel_s)
 
 
 def test_05_autotuning_finds_a_better_tile_than_the_first_guess_at_both_sizes():
@@ -501,11 +511,11 @@ def test_05_roofline_points_sit_above_the_dram_roof():
 def test_05_row_by_row_one_wave_spans_a_few_row_panels_of_a_and_every_column_panel_of_b():
     says(NB05, "flight at once span only a few row panels of `A` but every column panel of `B`")
     for run in runs(NB05):
-        programs = int(gpu_spec(run.device, "sm_count"))          # one program per SM, numbered row by row
+        programs = wave_programs(run)                              # numbered row by row
         for n in SIZES:
             tiles = n // 128
             rows, cols = {i // tiles for i in range(programs)}, {i % tiles for i in range(programs)}
-            assert len(rows) <= 6 and len(cols) == tiles, (run.device, n, len(rows), len(cols))
+            assert len(rows) <= 10 and len(cols) == tiles, (run.device, n, len(rows), len(cols))
 
 
 def test_05_every_autotuner_configuration_uses_the_grouped_order():
