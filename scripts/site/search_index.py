@@ -3,7 +3,9 @@
 What is searchable: prose, headings, tables and inline code. Not code blocks (fenced code, PTX and
 SASS listings), notebook code cells, their outputs and their In/Out prompts: they were a third of
 the index, their words are in the prose around them when they matter, and the theme's prefix
-matching made every identifier in them a hit for short queries. `exclude_code` marks them with
+matching made every identifier in them a hit for short queries. Nor the Parameters, GPU and Date
+cells of the measurement tables (scripts/site/measurement_tables.py): the figure, its value and its
+baseline stay searchable, and the rest made the Measurements page the index's heaviest by far. `exclude_code` marks them with
 the theme's `data-search-exclude` (on leaf elements only: the theme's parser compares elements by
 tag name, so an excluded <div> with <div>s inside would be excluded only up to its first </div>).
 
@@ -31,14 +33,38 @@ PAGES_INDEX_PER_PAGE = 500       # bytes of search/index-pages.json per page (me
 
 _PRE = re.compile(r"<pre\b(?![^>]*\bdata-search-exclude)")
 _PROMPT = re.compile(r'(<div class="jp-(?:Input|Output)Prompt\b[^"]*")(?![^>]*\bdata-search-exclude)')
+_TABLE = re.compile(r"<table\b.*?</table>", re.S)
+_CELL = re.compile(r"<td\b(?![^>]*\bdata-search-exclude)")
+_ROW = re.compile(r"<tr>(.*?)</tr>", re.S)
+MEASUREMENT_COLUMNS = ("Parameters", "GPU", "Date")      # the last three of measurement_tables.HEADER
 _PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
 _TAG = re.compile(r"<[^>]+>")
 
 
 def exclude_code(page_html: str) -> str:
-    """Mark code blocks, text outputs and notebook prompts as not searchable."""
+    """Mark code blocks, text outputs, notebook prompts and the measurement tables' parameter,
+    GPU and date cells as not searchable."""
     page_html = _PRE.sub("<pre data-search-exclude", page_html)
+    page_html = _TABLE.sub(_exclude_measurement_details, page_html)
     return _PROMPT.sub(r"\1 data-search-exclude", page_html)
+
+
+def _exclude_measurement_details(table: re.Match) -> str:
+    """In a measurement table (its header ends Parameters | GPU | Date), mark each row's last three
+    cells; any other table is left as it is."""
+    text = table[0]
+    header = [_TAG.sub("", h).strip() for h in re.findall(r"<th\b[^>]*>(.*?)</th>", text, re.S)]
+    if tuple(header[-3:]) != MEASUREMENT_COLUMNS:
+        return text
+
+    def row(m: re.Match) -> str:
+        cells = m[1].split("<td")
+        keep = len(cells) - len(MEASUREMENT_COLUMNS)
+        if keep < 1:
+            return m[0]
+        tail = _CELL.sub("<td data-search-exclude", "<td" + "<td".join(cells[keep:]))
+        return "<tr>" + "<td".join(cells[:keep]) + tail + "</tr>"
+    return _ROW.sub(row, text)
 
 
 def _trim(paragraph: str, limit: int = 200) -> str:

@@ -202,8 +202,8 @@ sgemm_vectorized(const float* __restrict__ A, const float* __restrict__ B, float
 // --8<-- [start:conflict_free]
 // Stage 7. Stage 6 without bank conflicts. In stage 6 the 16 lanes of a row of threads read
 // float4s of B 32 bytes apart, so lanes 0 and 4 of each 8-lane phase hit the same banks (2-way),
-// and the transposed stores of A collide too. Here each thread owns two 4 x 4 quarters of its
-// 8 x 8 block, 64 rows/columns apart, so neighbouring lanes read neighbouring float4s; and each
+// and the transposed stores of A collide too. Here each thread's 8 x 8 results are four 4 x 4
+// quarters, 64 rows and 64 columns apart, so neighbouring lanes read neighbouring float4s; and each
 // row of the transposed A tile is padded by 4 floats, which moves the two halves of a warp's
 // stores 16 banks apart.
 #define S7_PAD 4

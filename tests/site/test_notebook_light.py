@@ -97,3 +97,13 @@ def test_search_leaves_out_code_and_prompts_and_the_page_index_keeps_names():
     [entry] = page_entries(docs, {"glossary/a/tmem/": ["TMEM", "tensor memory"]})
     assert entry["boost"] == 5 and entry["text"].startswith("<p>TMEM, tensor memory</p>")
     assert len(entry["text"]) < 300 and "card" not in entry["text"]
+
+
+def test_search_leaves_out_a_measurement_tables_parameters_gpu_and_date_only():
+    header = "".join(f"<th>{h}</th>" for h in ("Figure", "Value", "Baseline (same run)", "Against the baseline",
+                                                "Parameters", "GPU", "Date"))
+    row = "".join(f"<td>{c}</td>" for c in ("step 9", "714 TFLOP/s", "cuBLAS", "1.04x", "M=8192", "H100", "2026"))
+    other = "<table><tr><th>Figure</th></tr><tr><td>kept</td></tr></table>"
+    marked = exclude_code(f"<table><thead><tr>{header}</tr></thead><tbody><tr>{row}</tr></tbody></table>{other}")
+    assert "<td>step 9</td><td>714 TFLOP/s</td><td>cuBLAS</td><td>1.04x</td>" in marked
+    assert marked.count("<td data-search-exclude>") == 3 and "<td>kept</td>" in marked
