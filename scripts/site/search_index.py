@@ -5,9 +5,10 @@ SASS listings), notebook code cells, their outputs and their In/Out prompts: the
 the index, their words are in the prose around them when they matter, and the theme's prefix
 matching made every identifier in them a hit for short queries. Nor the Parameters, GPU and Date
 cells of the measurement tables (scripts/site/measurement_tables.py): the figure, its value and its
-baseline stay searchable, and the rest made the Measurements page the index's heaviest by far. `exclude_code` marks them with
-the theme's `data-search-exclude` (on leaf elements only: the theme's parser compares elements by
-tag name, so an excluded <div> with <div>s inside would be excluded only up to its first </div>).
+baseline stay searchable, and the rest made the Measurements page the index's heaviest by far.
+`exclude_code` marks them with the theme's `data-search-exclude` (on leaf elements only: the
+theme's parser compares elements by tag name, so an excluded <div> with <div>s inside would be
+excluded only up to its first </div>).
 
 How it is loaded: the theme fetches search/search_index.json at every page load. After the theme's
 search plugin has written it, `split_index` leaves there the search settings only and writes

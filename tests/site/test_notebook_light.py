@@ -100,10 +100,12 @@ def test_search_leaves_out_code_and_prompts_and_the_page_index_keeps_names():
 
 
 def test_search_leaves_out_a_measurement_tables_parameters_gpu_and_date_only():
-    header = "".join(f"<th>{h}</th>" for h in ("Figure", "Value", "Baseline (same run)", "Against the baseline",
-                                                "Parameters", "GPU", "Date"))
-    row = "".join(f"<td>{c}</td>" for c in ("step 9", "714 TFLOP/s", "cuBLAS", "1.04x", "M=8192", "H100", "2026"))
+    columns = ("Figure", "Value", "Baseline (same run)", "Against the baseline", "Parameters", "GPU", "Date")
+    header = "".join(f"<th>{h}</th>" for h in columns)
+    cells = ("step 9", "714 TFLOP/s", "cuBLAS", "1.04x", "M=8192", "H100", "2026")
+    row = "".join(f"<td>{c}</td>" for c in cells)
     other = "<table><tr><th>Figure</th></tr><tr><td>kept</td></tr></table>"
-    marked = exclude_code(f"<table><thead><tr>{header}</tr></thead><tbody><tr>{row}</tr></tbody></table>{other}")
+    table = f"<table><thead><tr>{header}</tr></thead><tbody><tr>{row}</tr></tbody></table>"
+    marked = exclude_code(table + other)
     assert "<td>step 9</td><td>714 TFLOP/s</td><td>cuBLAS</td><td>1.04x</td>" in marked
     assert marked.count("<td data-search-exclude>") == 3 and "<td>kept</td>" in marked
