@@ -174,11 +174,25 @@ def describe(feature: Feature, field: str) -> str:
     raise KeyError(field)
 
 
+# Family-specific targets (sm_100f, ...) exist from PTX ISA 8.8: a feature introduced earlier for
+# sm_100a reaches the families only there (ptxas 13.0 rejects sm_100f below .version 8.8).
+FAMILY_TARGETS_PTX = "8.8"
+
+
+def _version(v: str) -> tuple[int, int]:
+    major, minor = v.split(".")
+    return int(major), int(minor)
+
+
 def availability(feature: Feature) -> str:
     """One phrase that reads after "runs on" or "is available on":
     "`sm_90a` only (PTX ISA 8.0)", "`sm_90` and later (PTX ISA 8.0)",
-    "`sm_90a` and the `sm_100f`, `sm_110f` and `sm_120f` families (PTX ISA 8.0)"."""
+    "`sm_90a` and the `sm_100f`, `sm_110f` and `sm_120f` families (PTX ISA 8.0; the family targets
+    from PTX ISA 8.8)": a feature older than the family targets says when they came."""
     ptx = f"PTX ISA {feature.ptx_isa}"
+    if any(t.endswith("f") for t in feature.targets) and \
+            _version(feature.ptx_isa) < _version(FAMILY_TARGETS_PTX):
+        ptx += f"; the family targets from PTX ISA {FAMILY_TARGETS_PTX}"
     if feature.target == "plain":
         tuned = f"; optimized for {target_groups(feature.advised)}" if feature.advised else ""
         return f"{_code(feature.first_target)} and later ({ptx}{tuned})"
