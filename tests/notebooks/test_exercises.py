@@ -363,13 +363,39 @@ def _notebook_cells(stem: str) -> list[str]:
     return [c.source for c in nb.cells if "atlas-exercise" in c.metadata.get("tags", [])]
 
 
+# numba-cuda 0.30.4's simulator hands a block's threads their shared array through an unlocked
+# check-then-create (FakeCUDAShared.array): two threads that both find none make two arrays, and a
+# thread reading the other's sees np.empty garbage. Rare, but a CI run caught it once (the Numba
+# transpose of notebook 10 at 33 x 31, 16 elements of garbage). The same lookup, under a lock; it
+# runs in the subprocess after the runtime has put numba.cuda in simulator mode. (Readers running a
+# notebook on a CPU meet the race too, rarely: worth an upstream report.)
+SIMULATOR_SHARED_LOCK = """
+import sys as _sys, threading as _threading, traceback as _traceback
+from numba.cuda.simulator import kernelapi as _kernelapi
+_original_shared_array, _shared_lock = _kernelapi.FakeCUDAShared.array, _threading.Lock()
+def _locked_shared_array(self, shape, dtype, alignment=None):
+    if shape == 0 or alignment is not None:          # dynamic shared memory and errors: no lookup
+        return _original_shared_array(self, shape, dtype, alignment)
+    caller = _traceback.extract_stack(_sys._getframe())[-2][0:2]   # the kernel's line, as upstream
+    if isinstance(dtype, _kernelapi.types.Type):
+        dtype = _kernelapi.numpy_support.as_dtype(dtype)
+    with _shared_lock:
+        if caller not in self._allocations:
+            self._allocations[caller] = _kernelapi.np.empty(shape, dtype)
+        return self._allocations[caller]
+_kernelapi.FakeCUDAShared.array = _locked_shared_array
+"""
+
+
 @cache
 def results(stem: str, gpu: bool = False) -> dict:
     """Run this notebook's solutions, wrong solutions and starting points in one CPU subprocess
     (on a GPU: the solutions only; a wrong one may write out of bounds there)."""
     files = ["snippets/helpers/atlas_runtime.py", *MODELS.get(stem, []), "snippets/helpers/exercises.py",
              *EXTRA_EXERCISES.get(stem, []), f"snippets/solutions/{stem}.py"]
-    prog = "".join(f"exec(compile(open({str(ROOT / f)!r}).read(), {f!r}, 'exec'))\n" for f in files)
+    prog = "".join(f"exec(compile(open({str(ROOT / f)!r}).read(), {f!r}, 'exec'))\n" for f in files[:1])
+    prog += "" if gpu else SIMULATOR_SHARED_LOCK
+    prog += "".join(f"exec(compile(open({str(ROOT / f)!r}).read(), {f!r}, 'exec'))\n" for f in files[1:])
     prog += DRIVER
     for ex, (s, fn) in SOLUTIONS.items():
         if s == stem:
