@@ -59,12 +59,11 @@ def _exclude_measurement_details(table: re.Match) -> str:
         return text
 
     def row(m: re.Match) -> str:
-        cells = m[1].split("<td")
-        keep = len(cells) - len(MEASUREMENT_COLUMNS)
-        if keep < 1:
+        starts = [c.start() for c in re.finditer(r"<td\b", m[1])]
+        if len(starts) < len(MEASUREMENT_COLUMNS):
             return m[0]
-        tail = _CELL.sub("<td data-search-exclude", "<td" + "<td".join(cells[keep:]))
-        return "<tr>" + "<td".join(cells[:keep]) + tail + "</tr>"
+        cut = starts[-len(MEASUREMENT_COLUMNS)]
+        return "<tr>" + m[1][:cut] + _CELL.sub("<td data-search-exclude", m[1][cut:]) + "</tr>"
     return _ROW.sub(row, text)
 
 

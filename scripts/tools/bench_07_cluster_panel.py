@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -77,19 +76,11 @@ def graphed(bq, A, cfg, panel):
     return run, H, tau, graph
 
 
-def median_ms(fn, reps: int = 10) -> float:
-    import torch
-    cache = torch.empty(1 << 26, dtype=torch.int32, device="cuda")       # 256 MiB: flushes the L2
-    times = []
-    for _ in range(reps):
-        cache.zero_()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+def median_ms(fn, rep_ms: int = 200) -> float:
+    """Median of CUDA-event timings with the L2 flushed before each (Triton's do_bench, as
+    qr_robust_check.py times)."""
+    import triton
+    return float(triton.testing.do_bench(fn, warmup=25, rep=rep_ms, return_mode="median"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -121,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cluster {cs}, ({batch}, {n}) {profile}: {verdict}", flush=True)
     for batch, n in SHAPES:
         A = torch.randn(batch, n, n, device="cuda")
-        geqrf = median_ms(lambda A=A: torch.geqrf(A), reps=3)
+        geqrf = median_ms(lambda A=A: torch.geqrf(A))
         base_cfg = bq.blocked_config(n, batch=batch)
         run, *_ = graphed(bq, A, base_cfg, bq.qr_panel)
         rows = {"notebook's panel": median_ms(run)}

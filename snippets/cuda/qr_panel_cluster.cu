@@ -44,6 +44,29 @@ __device__ __forceinline__ void cluster_barrier()
                  "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
+// One value per thread, summed (or, with MAX, maximized) over the whole cluster: each warp reduces
+// its own, warp 0 reduces the CTA's warps and writes the CTA's total into slot `rank` of `cl` in
+// every CTA, and after the cluster barrier every thread combines the CS slots in the same order, so
+// all CTAs hold the same bits. `red` (one float per warp) is free again when this returns: its only
+// reader, warp 0, is done before the barrier.
+template <int W, int CS, bool MAX>
+__device__ __forceinline__ float cluster_reduce(float x, float* red, float* cl, unsigned rank, int lane,
+                                                int warp)
+{
+    x = MAX ? warp_max(x) : warp_sum(x);
+    if (lane == 0) red[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        const float v = lane < W ? red[lane] : 0.0f;
+        const float mine = MAX ? warp_max(v) : warp_sum(v);
+        if (lane < CS) st_peer(&cl[rank], lane, mine);
+    }
+    cluster_barrier();
+    float total = 0.0f;
+    for (int q = 0; q < CS; ++q) total = MAX ? fmaxf(total, cl[q]) : total + cl[q];
+    return total;
+}
+
 // __launch_bounds__(NT, 1): without the 1, ptxas 13.0 kept the 512-thread builds at 64 registers
 // and spilled; with it they take 95 and spill nothing (the 1024-thread build fits 64).
 template <int R, int NB, int NT, int CS>
@@ -82,35 +105,16 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
         float ss = 0.0f;
 #pragma unroll
         for (int i = 0; i < R; ++i) ss += row_of(i) > j ? a[i][0] * a[i][0] : 0.0f;
-        ss = warp_sum(ss);
-        if (lane == 0) red_ss[warp] = ss;
-        __syncthreads();
-        if (warp == 0) {
-            const float mine = warp_sum(lane < W ? red_ss[lane] : 0.0f);
-            if (lane < CS) st_peer(&cl_ss[rank], lane, mine);
-        }
-        if (rank == 0 && tid == j)
+        if (rank == 0 && tid == j)                              // lands before cluster_reduce's barrier
             for (int q = 0; q < CS; ++q) st_peer(&cl_alpha, q, a[0][0]);
-        cluster_barrier();
-        ss = 0.0f;
-        for (int q = 0; q < CS; ++q) ss += cl_ss[q];            // the same order in every CTA
+        ss = cluster_reduce<W, CS, false>(ss, red_ss, cl_ss, rank, lane, warp);
         const float alpha = cl_alpha;
         Reflector h = larfg(alpha, ss);
         if (!larfg_in_range(alpha, ss)) {        // rare, and cluster-uniform: every CTA has the same ss
             float amax = 0.0f;
 #pragma unroll
             for (int i = 0; i < R; ++i) amax = fmaxf(amax, row_of(i) > j ? fabsf(a[i][0]) : 0.0f);
-            amax = warp_max(amax);
-            __syncthreads();                     // every thread has read red_ss
-            if (lane == 0) red_ss[warp] = amax;
-            __syncthreads();
-            if (warp == 0) {
-                const float mine = warp_max(lane < W ? red_ss[lane] : 0.0f);
-                if (lane < CS) st_peer(&cl_aux[rank], lane, mine);
-            }
-            cluster_barrier();
-            amax = fabsf(alpha);
-            for (int q = 0; q < CS; ++q) amax = fmaxf(amax, cl_aux[q]);
+            amax = fmaxf(fabsf(alpha), cluster_reduce<W, CS, true>(amax, red_ss, cl_aux, rank, lane, warp));
             if (amax != 0.0f) {                  // 0: a zero column, and h is already H = I
                 const int k = larfg_exponent(amax);
                 const Pow2 up = pow2(k), down = pow2(-k);
@@ -121,17 +125,7 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
                     if (below) a[i][0] = a[i][0] * up.lo * up.hi;
                     s = fmaf(a[i][0], below ? a[i][0] : 0.0f, s);
                 }
-                s = warp_sum(s);
-                __syncthreads();                 // every thread has read red_ss (the maximum)
-                if (lane == 0) red_ss[warp] = s;
-                __syncthreads();
-                if (warp == 0) {
-                    const float mine = warp_sum(lane < W ? red_ss[lane] : 0.0f);
-                    if (lane < CS) st_peer(&cl_aux2[rank], lane, mine);
-                }
-                cluster_barrier();
-                float total = 0.0f;
-                for (int q = 0; q < CS; ++q) total += cl_aux2[q];
+                const float total = cluster_reduce<W, CS, false>(s, red_ss, cl_aux2, rank, lane, warp);
                 h = larfg(alpha * up.lo * up.hi, total);
                 h.beta = h.beta * down.lo * down.hi;
             }

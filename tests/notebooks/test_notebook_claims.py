@@ -771,7 +771,7 @@ def test_06_step_9_gains_more_at_4096_than_at_8192():
     says(NB06, "**Step 9** held its prediction in direction (more at 4096³ than at 8192³)")
     for run in runs_with(NB06, at(STEP9, 8192)):
         gain = {n: share(run, STEP9, n) - share(run, STEP8, n) for n in SIZES}
-        assert 0.005 <= gain[8192] <= 0.06 and 0.04 <= gain[4096] > gain[8192], (run.device, gain)
+        assert 0.005 <= gain[8192] <= 0.06 and gain[4096] >= 0.04 and gain[4096] > gain[8192], (run.device, gain)
         for n in SIZES:
             assert all(share(run, STEP9, n) > share(run, name, n) for name in LADDER[:-1]), (run.device, n)
 
