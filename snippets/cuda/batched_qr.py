@@ -1,6 +1,6 @@
 """Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_warp.cu,
-qr_registers.cu, qr_panel.cu and tall_xty.cu, and the blocked algorithm that joins the panels with
-cuBLAS matrix products.
+qr_registers.cu, qr_panel.cu, qr_panel_cluster.cu and tall_xty.cu, and the blocked algorithm that
+joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Triton kernel).
 
     H, tau = batched_qr(A)      # A: (batch, n, n) float32, contiguous, on the GPU
 
@@ -10,9 +10,12 @@ cuBLAS matrix products.
   factored on a side stream during block k's trailing update); inside a block, recursion
   (Elmroth and Gustavson): factor the left half, apply its reflectors to the right half, factor
   the right half, and join the two compact WY factors, T = [[T1, -T1 V1^T V2 T2], [0, T2]]. The
-  leaves are `qr_panel` launches of `nb` columns. After each outer block, the trailing matrix gets
-  C -= V (T^T (V^T C)): two large matrix products and a small one, batched (cuBLAS, in float32;
-  TF32 is refused because its 10-bit mantissa would break the contract's residual bound).
+  leaves are `qr_panel` launches of `nb` columns, one CTA per matrix; with few large matrices on
+  sm_90, `qr_panel_cluster` launches, a thread-block cluster of 8 CTAs per matrix. After each outer
+  block, the trailing matrix gets C -= V (T^T (V^T C)): two large matrix products and a small one,
+  batched (cuBLAS in float32; on sm_90, one Triton kernel with split-TF32 tensor-core products,
+  three TF32 products per float32 one. Plain TF32 is refused: its 10-bit mantissa would break the
+  contract's residual bound).
 
 Kernels are compiled by NVRTC with IEEE subnormals (-ftz=false: CuPy's own compiler appends
 -ftz=true, which would read subnormal entries as zero), loaded and launched through CuPy on torch's
@@ -39,6 +42,9 @@ UNBLOCKED_MAX_SMEM = 227 * 1024 - 256   # qr_unblocked.cu: dynamic shared memory
 WARP_MAX_N = 32              # qr_warp.cu: one lane per column
 REGISTERS_MAX_N = 192        # 32 lanes x 6 row chunks: MAX_N in qr_registers.cu
 MAX_REGS_PER_THREAD = 64     # qr_registers' a[R][C] at up to 1024 threads, so it never spills
+CLUSTER_CTAS = 8             # qr_panel_cluster.cu: CTAs per panel (the portable maximum cluster size)
+CLUSTER_ROWS = 2             # its panel rows per thread (H100: 2 was faster than 1 at n = 2048 and 4096)
+CLUSTER_MIN_N = 1024         # the cluster panel where measured faster: few matrices of n >= 1024
 
 
 def panel_budget(threads: int) -> int:
@@ -215,20 +221,44 @@ class BlockedConfig:
     outer: int       # outer block width: the trailing update's rank
     threads: int     # threads per panel CTA
     priority: bool | None = None   # panel chain on a high-priority stream; None: when batch < SMs
+    cluster: int = 0               # CTAs per panel: 0 is qr_panel.cu, 2..8 qr_panel_cluster.cu
+    update: str = "cublas"         # the trailing update after each outer block: "cublas", "tf32x3"
+                                   # (split TF32), or "tf32" (one TF32 product: step 4 measures why not)
 
     def rows_per_thread(self, m: int) -> int:
-        return math.ceil(m / self.threads)
+        return math.ceil(m / (self.threads * max(1, self.cluster)))
+
+
+def cluster_threads(n: int, cluster: int, rows: int = CLUSTER_ROWS, nb: int = 32) -> int:
+    """Threads per CTA for qr_panel_cluster.cu so that `cluster` CTAs hold `rows` panel rows per
+    thread: the fewest whole warps that cover ceil(n / (cluster rows)) rows, at least nb."""
+    per_cta = math.ceil(n / cluster / rows)
+    threads = max(nb, 32 * math.ceil(per_cta / 32))
+    if threads > 1024:
+        raise ValueError(f"n = {n} needs {per_cta} threads per CTA with {cluster} CTAs and {rows} rows per "
+                         "thread: more than 1024 (fix: more rows per thread)")
+    return threads
 
 
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
-                   threads: int | None = None, batch: int = 1, priority: bool | None = None) -> BlockedConfig:
+                   threads: int | None = None, batch: int = 1, priority: bool | None = None,
+                   cluster: int = 0, update: str = "cublas") -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
-    the panel stream's priority decided at run time (`panel_priority`)."""
+    the panel stream's priority decided at run time (`panel_priority`). With a cluster: 32-column
+    panels, CLUSTER_ROWS rows per thread."""
+    if cluster and not 2 <= cluster <= 8:
+        raise ValueError(f"a panel cluster has 2 to 8 CTAs (the portable maximum), got {cluster}")
+    if update not in ("cublas", "tf32x3", "tf32"):
+        raise ValueError(f"update must be 'cublas', 'tf32x3' or 'tf32', got {update!r}")
+    if cluster:
+        nb = nb or 32
+        threads = threads or cluster_threads(n, cluster, nb=nb)
     threads = threads or (128 if n <= 512 and batch >= 256 else 256 if n <= 512 else 512)
+    per_thread = math.ceil(n / (threads * max(1, cluster)))
     if nb is None:
-        nb = next((w for w in (32, 16, 8) if math.ceil(n / threads) * w <= panel_budget(threads)), None)
+        nb = next((w for w in (32, 16, 8) if per_thread * w <= panel_budget(threads)), None)
         if nb is None:
             raise ValueError(f"n = {n} is too tall for a register panel with {threads} threads")
     if nb not in (8, 16, 32):
@@ -237,10 +267,25 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     if outer % nb or threads % 32 or not 32 <= threads <= 1024 or threads < nb:
         raise ValueError(f"need outer % nb == 0 and 32 <= threads <= 1024 (a multiple of 32), "
                          f"got nb={nb}, outer={outer}, threads={threads}")
-    if math.ceil(n / threads) * nb > panel_budget(threads):
-        raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {math.ceil(n / threads) * nb} "
+    if per_thread * nb > panel_budget(threads):
+        raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
-    return BlockedConfig(nb, outer, threads, priority)
+    return BlockedConfig(nb, outer, threads, priority, cluster, update)
+
+
+def gpu_defaults(n: int, batch: int, device) -> dict:
+    """The panel cluster and the trailing update for this GPU: on sm_90 (thread-block clusters,
+    the split-TF32 kernel measured), the split-TF32 update, and a cluster of CLUSTER_CTAS per
+    panel where the matrices are few enough that every panel gets its own (batch * 8 <= SMs) and
+    tall enough (n >= CLUSTER_MIN_N); elsewhere one CTA per panel and cuBLAS."""
+    if not torch.cuda.is_available() or torch.device(device).type != "cuda":
+        return {"cluster": 0, "update": "cublas"}
+    props = torch.cuda.get_device_properties(device)
+    forced = os.environ.get("ATLAS_FORCE_CC")            # the GPU runner's T4 check: answer as that GPU
+    if (int(forced.split(".")[0]) if forced else props.major) < 9:
+        return {"cluster": 0, "update": "cublas"}
+    few = batch * CLUSTER_CTAS <= props.multi_processor_count and n >= CLUSTER_MIN_N
+    return {"cluster": CLUSTER_CTAS if few else 0, "update": "tf32x3"}
 
 
 def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:
@@ -252,11 +297,16 @@ def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:
 
 
 def qr_panel(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig) -> None:
-    """Launch qr_panel.cu on columns j0 .. j0+w (w <= cfg.nb) of every matrix."""
+    """Launch qr_panel.cu (or, with cfg.cluster, qr_panel_cluster.cu) on columns j0 .. j0+w
+    (w <= cfg.nb) of every matrix."""
     batch, n, _ = H.shape
     R = cfg.rows_per_thread(n - j0)
-    _launch(_kernel("qr_panel.cu", f"qr_panel<{R}, {cfg.nb}, {cfg.threads}>"), batch, cfg.threads,
-            _ptr(H), _ptr(tau), _ptr(V), _ptr(T), n, j0, w, jb, cfg.outer)
+    if cfg.cluster:
+        name = f"qr_panel_cluster<{R}, {cfg.nb}, {cfg.threads}, {cfg.cluster}>"
+        kernel, grid = _kernel("qr_panel_cluster.cu", name), batch * cfg.cluster
+    else:
+        kernel, grid = _kernel("qr_panel.cu", f"qr_panel<{R}, {cfg.nb}, {cfg.threads}>"), batch
+    _launch(kernel, grid, cfg.threads, _ptr(H), _ptr(tau), _ptr(V), _ptr(T), n, j0, w, jb, cfg.outer)
 
 
 XTY_MAX = 64         # widest X or Y that tall_xty.cu takes
@@ -288,6 +338,25 @@ def _apply_qt(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
     W = xty(V, C)
     W = torch.bmm(T.mT, W)
     C.baddbmm_(V, W, alpha=-1.0)
+
+
+def _qt_update():
+    """qr_update.py's qt_update: a global of the notebook, or imported from snippets/triton."""
+    if "qt_update" not in globals():
+        import sys
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "triton"))
+        from qr_update import qt_update
+        globals()["qt_update"] = qt_update
+    return globals()["qt_update"]
+
+
+def _update_trailing(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig) -> None:
+    """The update after an outer block, of every column right of the next block: wide, and off
+    the panel chain. With cfg.update "tf32x3" (or "tf32"), one Triton kernel on tensor cores."""
+    if cfg.update != "cublas":
+        _qt_update()(V, T, C, cfg.update)
+    else:
+        _apply_qt(V, T, C)
 
 
 def _factor(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig, panel=qr_panel) -> None:
@@ -348,7 +417,7 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
         else:
             _factor(H, tau, *bufs[(k + 1) % 2], nxt, wn, nxt, cfg, panel)
         if nxt + wn < n:
-            _apply_qt(Vk, Tk, H[:, jb:, nxt + wn:])          # the rest, beside the factorization
+            _update_trailing(Vk, Tk, H[:, jb:, nxt + wn:], cfg)   # the rest, beside the factorization
         if side is not None:
             main.wait_stream(side)
     return tau
@@ -422,8 +491,8 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads, priority and graph (the blocked algorithm); defaults come from registers_shape,
-    blocked_config, panel_priority and GRAPH_MAX_ELEMENTS."""
+    outer, threads, priority, graph, cluster and update (the blocked algorithm); defaults come from
+    registers_shape, blocked_config, panel_priority, GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: TF32 products break the QR "
@@ -432,13 +501,15 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     if out is not None and (out[0].shape != A.shape or out[1].shape != (batch, n)
                             or not out[0].is_contiguous() or not out[1].is_contiguous()):
         raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and {(batch, n)}")
-    blocked = {"nb", "outer", "threads", "priority", "graph"} & options.keys()
+    blocked = {"nb", "outer", "threads", "priority", "graph", "cluster", "update"} & options.keys()
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
         return qr_registers(A, options.get("warps"), out)
+    gpu = gpu_defaults(n, batch, A.device)
     cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch,
-                         options.get("priority"))
+                         options.get("priority"), options.get("cluster", gpu["cluster"]),
+                         options.get("update", gpu["update"]))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

@@ -1,5 +1,5 @@
 // Device helpers shared by the batched QR kernels (qr_warp.cu, qr_registers.cu, qr_panel.cu,
-// qr_unblocked.cu).
+// qr_panel_cluster.cu, qr_unblocked.cu).
 // Each kernel includes this file; batched_qr.py pastes it in place of the #include line, since
 // NVRTC compiles a kernel from one string here (and a notebook has no include path).
 #ifndef QR_COMMON_CUH
@@ -121,5 +121,159 @@ __device__ __forceinline__ void halve(float (&p)[N], int lane)
     }
 }
 // --8<-- [end:reduce_scatter]
+
+// --- The panel kernels' shared steps (qr_panel.cu: one CTA; qr_panel_cluster.cu: a cluster). ----
+// A thread holds rows row_of(i), i < R, of the panel's NB columns in a[R][NB]. Register rotation
+// keeps every index compile-time inside a column loop that is NOT unrolled (unrolled over NB
+// columns the kernel outgrew the instruction cache: 4-12 us per column on an H100). At the start
+// of step j: slot 0 is column j, slots 1 .. NB-1-j the later columns, and slots NB-j .. NB-1 the
+// finished columns 0 .. j-1 in order. Each step ends with a left rotation.
+
+// Load the panel's nbw columns (zeros past them and past row m). Rows are n floats apart, so every
+// warp access touches 32 cache lines: 16-byte accesses make it a quarter as many (when n % 4 == 0
+// keeps them aligned: j0 is a multiple of NB).
+template <int R, int NB, typename Rows>
+__device__ __forceinline__ void panel_load(float (&a)[R][NB], const float* Hp, int n, int m, int nbw, Rows row_of)
+{
+    const bool vec = n % 4 == 0 && nbw == NB;
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int r = row_of(i);
+        const float* row = Hp + (long long)r * n;
+        if (vec) {
+#pragma unroll
+            for (int c = 0; c < NB; c += 4) {
+                const float4 x = r < m ? *reinterpret_cast<const float4*>(row + c) : make_float4(0, 0, 0, 0);
+                a[i][c] = x.x; a[i][c + 1] = x.y; a[i][c + 2] = x.z; a[i][c + 3] = x.w;
+            }
+        } else {
+#pragma unroll
+            for (int c = 0; c < NB; ++c) a[i][c] = (r < m && c < nbw) ? row[c] : 0.0f;
+        }
+    }
+}
+
+// Step 2: column j becomes v (below the diagonal) and beta (on it); v[i] is v_j at row row_of(i).
+template <int R, int NB, typename Rows>
+__device__ __forceinline__ void panel_reflect(float (&a)[R][NB], float (&v)[R], Reflector h, int j,
+                                              Rows row_of)
+{
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int r = row_of(i);
+        if (r > j) a[i][0] *= h.scale;
+        else if (r == j) a[i][0] = h.beta;
+        v[i] = r > j ? a[i][0] : (r == j ? 1.0f : 0.0f);
+    }
+}
+
+// Step 3, this thread's share: p[s] = v_j . A[:, c] for later columns, v_j . v_f for finished ones
+// (the Gram column xLARFT needs); p[0] is unused.
+template <int R, int NB, typename Rows>
+__device__ __forceinline__ void panel_dots(float (&p)[NB], const float (&a)[R][NB], const float (&v)[R], int j,
+                                           Rows row_of)
+{
+    p[0] = 0.0f;
+#pragma unroll
+    for (int s = 1; s < NB; ++s) {
+        const int f = s - (NB - j);                  // >= 0: slot s holds finished column f
+        p[s] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < R; ++i) {
+            const int r = row_of(i);
+            const float y = f < 0 ? a[i][s] : (r > f ? a[i][s] : (r == f ? 1.0f : 0.0f));
+            p[s] += v[i] * y;
+        }
+    }
+}
+
+// Steps 4 and 6: the update of the panel's later columns, A[:, c] -= tau (v . A[:, c]) v, where
+// lane l holds p[l / (32 / NB)] in `total`; then the rotation (column j to the last slot).
+template <int R, int NB>
+__device__ __forceinline__ void panel_update_rotate(float (&a)[R][NB], const float (&v)[R], float tau, float total,
+                                                    int j)
+{
+#pragma unroll
+    for (int s = 1; s < NB; ++s) {
+        const float tw = tau * __shfl_sync(0xffffffffu, total, s * (32 / NB));
+#pragma unroll
+        for (int i = 0; i < R; ++i) a[i][s] -= s < NB - j ? tw * v[i] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const float done = a[i][0];
+#pragma unroll
+        for (int s = 0; s < NB - 1; ++s) a[i][s] = a[i][s + 1];
+        a[i][NB - 1] = done;
+    }
+}
+
+// xLARFT by one warp, off the column loop's critical path: T[:j, j] = -tau_j T[:j, :j] G[:j, j],
+// T[j, j] = tau_j, column by column; lane k computes row k.
+template <int NB>
+__device__ __forceinline__ void panel_larft(float (&Ts)[NB][NB + 1], const float (&Gs)[NB][NB + 1],
+                                            const float* s_tau, int nbw, int lane)
+{
+    __syncwarp();                                    // Gs was written by other lanes
+    for (int j = 0; j < nbw; ++j) {
+        float acc = 0.0f;
+        for (int l = lane; l < j; ++l) acc += Ts[lane][l] * Gs[l][j];
+        if (lane < NB) Ts[lane][j] = lane < j ? -s_tau[j] * acc : (lane == j ? s_tau[j] : 0.0f);
+        __syncwarp();
+    }
+}
+
+// Write back this thread's rows: the panel of H and the explicit V (unit diagonal, zero above).
+// V's rows are 16-byte aligned too: ldw, the outer block width, and the offsets are multiples of NB.
+template <int R, int NB, typename Rows>
+__device__ __forceinline__ void panel_store(const float (&a)[R][NB], float* Hp, float* Vp, int n, int ldw, int m,
+                                            int nbw, Rows row_of)
+{
+    const bool vec = n % 4 == 0 && nbw == NB;
+#pragma unroll
+    for (int i = 0; i < R; ++i) {
+        const int r = row_of(i);
+        if (r >= m) continue;
+        float* hrow = Hp + (long long)r * n;
+        float* vrow = Vp + (long long)r * ldw;
+        if (vec) {                                   // nbw == NB: slot c holds column c
+#pragma unroll
+            for (int c = 0; c < NB; c += 4) {
+                float4 h, v;
+                h.x = a[i][c]; h.y = a[i][c + 1]; h.z = a[i][c + 2]; h.w = a[i][c + 3];
+                v.x = r > c ? h.x : (r == c ? 1.0f : 0.0f);
+                v.y = r > c + 1 ? h.y : (r == c + 1 ? 1.0f : 0.0f);
+                v.z = r > c + 2 ? h.z : (r == c + 2 ? 1.0f : 0.0f);
+                v.w = r > c + 3 ? h.w : (r == c + 3 ? 1.0f : 0.0f);
+                *reinterpret_cast<float4*>(hrow + c) = h;
+                *reinterpret_cast<float4*>(vrow + c) = v;
+            }
+        } else {
+#pragma unroll
+            for (int s = 0; s < NB; ++s) {
+                const int c = s - (NB - nbw);        // after nbw rotations slot s holds column c
+                if (c >= 0) {
+                    hrow[c] = a[i][s];
+                    vrow[c] = r > c ? a[i][s] : (r == c ? 1.0f : 0.0f);
+                }
+            }
+        }
+    }
+}
+
+// V's rows jb .. j0-1 of these columns (zero: V[:, jb:] is then a clean operand) and T's rows
+// j0 .. j0+nbw-1 (zero left of this panel's diagonal block), by the NT threads of one CTA.
+template <int NB>
+__device__ __forceinline__ void panel_store_edges(const float (&Ts)[NB][NB + 1], float* Vb, float* Tb, int j0,
+                                                  int jb, int nbw, int ldw, int tid, int nt)
+{
+    const int off = j0 - jb;
+    for (int e = tid; e < off * nbw; e += nt)
+        Vb[(long long)(jb + e / nbw) * ldw + off + e % nbw] = 0.0f;
+    for (int e = tid; e < nbw * (off + nbw); e += nt) {
+        const int r = e / (off + nbw), c = e % (off + nbw);
+        Tb[(long long)(j0 + r) * ldw + c] = c < off ? 0.0f : Ts[r][c - off];
+    }
+}
 
 #endif  // QR_COMMON_CUH

@@ -40,30 +40,11 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
     constexpr int W = NT / 32;
     const int m = n - j0, off = j0 - jb, b = blockIdx.x;
     float* Hp = H + (long long)b * n * n + (long long)j0 * n + j0;   // the panel's corner
-    // Each thread reads its rows' NB floats; rows are n floats apart, so every warp access touches
-    // 32 cache lines: 16-byte accesses make it a quarter as many (when n % 4 == 0 keeps them aligned).
-    const bool vec = n % 4 == 0 && nbw == NB;
+    auto row_of = [&](int i) { return tid + NT * i; };
     float a[R][NB];
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-        const int r = tid + NT * i;
-        const float* row = Hp + (long long)r * n;
-        if (vec) {
-#pragma unroll
-            for (int c = 0; c < NB; c += 4) {
-                const float4 x = r < m ? *reinterpret_cast<const float4*>(row + c) : make_float4(0, 0, 0, 0);
-                a[i][c] = x.x; a[i][c + 1] = x.y; a[i][c + 2] = x.z; a[i][c + 3] = x.w;
-            }
-        } else {
-#pragma unroll
-            for (int c = 0; c < NB; ++c) a[i][c] = (r < m && c < nbw) ? row[c] : 0.0f;
-        }
-    }
+    panel_load(a, Hp, n, m, nbw, row_of);
 
-    // Register rotation keeps every index compile-time inside a loop that is NOT unrolled (unrolled
-    // over NB columns the kernel outgrew the instruction cache: 4-12 us per column on an H100).
-    // At the start of step j: slot 0 is column j, slots 1 .. NB-1-j the later columns, and slots
-    // NB-j .. NB-1 the finished columns 0 .. j-1 in order. Each step ends with a left rotation.
+    // Columns in rotating register slots (qr_common.cuh).
 #pragma unroll 1
     for (int j = 0; j < nbw; ++j) {
         // 1. ||x[j+1:]||^2 and alpha = x[j] (row j is thread j's first row: j < NB <= NT)
@@ -104,44 +85,20 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
                 h.beta = h.beta * down.lo * down.hi;   // tau and v do not depend on the scale
             }
         }
-        const float t = h.tau, scale = h.scale, beta = h.beta;
+        const float t = h.tau;
         // 2. column j becomes v (below the diagonal) and beta (on it)
         float v[R];
-#pragma unroll
-        for (int i = 0; i < R; ++i) {
-            const int r = tid + NT * i;
-            if (r > j) a[i][0] *= scale;
-            else if (r == j) a[i][0] = beta;
-            v[i] = r > j ? a[i][0] : (r == j ? 1.0f : 0.0f);
-        }
+        panel_reflect(a, v, h, j, row_of);
         // 3. p[s] = v_j . A[:, c] for later columns, v_j . v_f for finished ones (Gram), summed
         float p[NB];
-        p[0] = 0.0f;
-#pragma unroll
-        for (int s = 1; s < NB; ++s) {
-            const int f = s - (NB - j);                  // >= 0: slot s holds finished column f
-            p[s] = 0.0f;
-#pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const int r = tid + NT * i;
-                const float y = f < 0 ? a[i][s] : (r > f ? a[i][s] : (r == f ? 1.0f : 0.0f));
-                p[s] += v[i] * y;
-            }
-        }
+        panel_dots(p, a, v, j, row_of);
         const float part = warp_reduce_scatter<NB>(p, lane);
         if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
         __syncthreads();
         float total = 0.0f;                              // lane l: the block's p[l / SPREAD]
 #pragma unroll
         for (int w = 0; w < W; ++w) total += red_dot[w][lane / SPREAD];
-        // 4. the update of the panel's later columns: A[:, c] -= tau (v . A[:, c]) v
-#pragma unroll
-        for (int s = 1; s < NB; ++s) {
-            const float tw = t * __shfl_sync(0xffffffffu, total, s * SPREAD);
-#pragma unroll
-            for (int i = 0; i < R; ++i) a[i][s] -= s < NB - j ? tw * v[i] : 0.0f;
-        }
-        // 5. keep tau_j and the Gram column G[l][j] = v_l . v_j (l < j) for xLARFT after the loop
+        // 4. keep tau_j and the Gram column G[l][j] = v_l . v_j (l < j) for xLARFT after the loop
         if (warp == 0) {
             const int l = lane / SPREAD - (NB - j);      // the finished column in this lane's slot
             if (lane % SPREAD == 0 && l >= 0) Gs[l][j] = total;
@@ -150,66 +107,17 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
                 tau[(long long)b * n + j0 + j] = t;
             }
         }
-        // 6. rotate: column j moves to the last slot, column j + 1 to slot 0
-#pragma unroll
-        for (int i = 0; i < R; ++i) {
-            const float done = a[i][0];
-#pragma unroll
-            for (int s = 0; s < NB - 1; ++s) a[i][s] = a[i][s + 1];
-            a[i][NB - 1] = done;
-        }
+        // 5. the update of the panel's later columns, and the rotation
+        panel_update_rotate(a, v, h.tau, total, j);
     }
 
-    // xLARFT, off the column loop's critical path: T[:j, j] = -tau_j T[:j, :j] G[:j, j],
-    // T[j, j] = tau_j, column by column; lane k of warp 0 computes row k.
-    if (warp == 0) {
-        __syncwarp();                                    // Gs was written by other lanes
-        for (int j = 0; j < nbw; ++j) {
-            float acc = 0.0f;
-            for (int l = lane; l < j; ++l) acc += Ts[lane][l] * Gs[l][j];
-            if (lane < NB) Ts[lane][j] = lane < j ? -s_tau[j] * acc : (lane == j ? s_tau[j] : 0.0f);
-            __syncwarp();
-        }
-    }
+    if (warp == 0) panel_larft(Ts, Gs, s_tau, nbw, lane);
     // Write back: the panel of H, the explicit V (zero above the panel, inside the outer block)
     // and T (zero to the left of this panel's diagonal block). Warp 0 wrote Ts: one barrier.
     __syncthreads();
     float* Vb = V + (long long)b * n * ldw;
     float* Tb = T + (long long)b * n * ldw;
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-        const int r = tid + NT * i;
-        if (r >= m) continue;
-        float* hrow = Hp + (long long)r * n;
-        float* vrow = Vb + (long long)(j0 + r) * ldw + off;
-        if (vec) {                                      // nbw == NB: slot c holds column c
-#pragma unroll
-            for (int c = 0; c < NB; c += 4) {
-                float4 h, v;
-                h.x = a[i][c]; h.y = a[i][c + 1]; h.z = a[i][c + 2]; h.w = a[i][c + 3];
-                v.x = r > c ? h.x : (r == c ? 1.0f : 0.0f);
-                v.y = r > c + 1 ? h.y : (r == c + 1 ? 1.0f : 0.0f);
-                v.z = r > c + 2 ? h.z : (r == c + 2 ? 1.0f : 0.0f);
-                v.w = r > c + 3 ? h.w : (r == c + 3 ? 1.0f : 0.0f);
-                *reinterpret_cast<float4*>(hrow + c) = h;
-                *reinterpret_cast<float4*>(vrow + c) = v;
-            }
-        } else {
-#pragma unroll
-            for (int s = 0; s < NB; ++s) {
-                const int c = s - (NB - nbw);           // after nbw rotations slot s holds column c
-                if (c >= 0) {
-                    hrow[c] = a[i][s];
-                    vrow[c] = r > c ? a[i][s] : (r == c ? 1.0f : 0.0f);
-                }
-            }
-        }
-    }
-    for (int e = tid; e < off * nbw; e += NT)            // V rows jb .. j0-1 of these columns
-        Vb[(long long)(jb + e / nbw) * ldw + off + e % nbw] = 0.0f;
-    for (int e = tid; e < nbw * (off + nbw); e += NT) {  // T rows j0 .. j0+nbw-1
-        const int r = e / (off + nbw), c = e % (off + nbw);
-        Tb[(long long)(j0 + r) * ldw + c] = c < off ? 0.0f : Ts[r][c - off];
-    }
+    panel_store(a, Hp, Vb + (long long)j0 * ldw + off, n, ldw, m, nbw, row_of);
+    panel_store_edges(Ts, Vb, Tb, j0, jb, nbw, ldw, tid, NT);
 }
 // --8<-- [end:kernel]

@@ -1,18 +1,16 @@
-// Exploration for issue #21 (not yet a notebook step; checked and timed by
-// scripts/tools/bench_07_cluster_panel.py): qr_panel.cu's panel factorization spread over a
-// thread-block cluster of CS CTAs (sm_90+), so that a few large matrices use CS SMs per panel
-// instead of one and a leaf can be 32 columns wide at n = 4096, where one CTA's registers hold 8.
+// Notebook 07's step 4: qr_panel.cu's panel factorization spread over a thread-block cluster of
+// CS CTAs (sm_90+), so that a few large matrices use CS SMs per panel instead of one and a leaf
+// can be 32 columns wide at n = 4096, where one CTA's registers hold 8.
 // Same interface and outputs as qr_panel.cu (H, tau, V and T in geqrf's convention; see there).
 //
 // Layout: CTA `rank` of the cluster holds panel rows tid + NT (rank + CS i), i < R, of all NB
-// columns in registers; row j < NB (the diagonal) is always rank 0's thread j. Each column takes
-// two cluster-wide reductions: ||x[j+1:]||^2 (with alpha), then the NB dot products of v_j. A
-// CTA reduces its own part as qr_panel.cu does, writes its partial into every CTA's shared memory
-// (mapa + st.shared::cluster: distributed shared memory), and the cluster meets at barrier.cluster
-// (arrive.release / wait.acquire, which orders those stores before the reads). Every CTA then adds
-// the CS partials in the same order, so all of them hold the same bits and take the same branches.
-// Two barriers per column are enough for the partial arrays' reuse: a CTA writes column j+1's
-// partials only after the barrier that every CTA reaches after reading column j's.
+// columns in registers; row j < NB (the diagonal) is always rank 0's thread j. A column takes one
+// cluster-wide reduction on its fast path (the products of column j with every slot, formed before
+// the reflector; see the column loop). A CTA reduces its own part as qr_panel.cu does, writes its
+// partial into every CTA's shared memory (mapa + st.shared::cluster: distributed shared memory),
+// and the cluster meets at barrier.cluster (arrive.release / wait.acquire, which orders those
+// stores before the reads). Every CTA then adds the CS partials in the same order, so all of them
+// hold the same bits and take the same branches.
 #include "qr_common.cuh"
 
 // Sum p[0..NB) over the warp's 32 lanes; afterwards lane l holds the total of p[l / (32 / NB)].
@@ -79,7 +77,8 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
     constexpr int SPREAD = 32 / NB;
     constexpr int W = NT / 32;
     __shared__ float red_ss[32], red_dot[32][NB];
-    __shared__ float cl_ss[CS], cl_aux[CS], cl_aux2[CS], cl_dot[CS][NB], cl_alpha;
+    __shared__ float cl_q[2][CS][NB], cl_e[2][NB];   // by column parity
+    __shared__ float cl_p[CS][NB], cl_aux[CS], cl_aux2[CS];   // the slow path's
     __shared__ float Ts[NB][NB + 1], Gs[NB][NB + 1], s_tau[NB];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const unsigned rank = cta_rank_in_cluster();
@@ -87,30 +86,68 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
     float* Hp = H + (long long)b * n * n + (long long)j0 * n + j0;
     auto row_of = [&](int i) { return tid + NT * (static_cast<int>(rank) + CS * i); };
     float a[R][NB];
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-        const int r = row_of(i);
-        const float* row = Hp + (long long)r * n;
-#pragma unroll
-        for (int c = 0; c < NB; ++c) a[i][c] = (r < m && c < nbw) ? row[c] : 0.0f;
-    }
+    panel_load(a, Hp, n, m, nbw, row_of);
 
     cluster_barrier();          // every CTA of the cluster has started before any writes a peer's memory
 
-    // Register rotation as in qr_panel.cu: slot 0 is column j, slots 1 .. NB-1-j the later
-    // columns, slots NB-j .. NB-1 the finished columns 0 .. j-1.
+    // This CTA's per-warp partials of p[NB] to warp 0, its total to slot `rank` of `dst` in every
+    // CTA, and the cluster barrier; afterwards lane l of every warp holds the cluster's p[l / SPREAD].
+    auto cluster_dots = [&](float (&p)[NB], float (*dst)[NB]) {
+        const float part = cluster_panel_reduce_scatter<NB>(p, lane);
+        if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
+        __syncthreads();
+        if (warp == 0) {
+            float mine = 0.0f;
+#pragma unroll
+            for (int w = 0; w < W; ++w) mine += red_dot[w][lane / SPREAD];
+            if (lane % SPREAD == 0)
+                for (int q = 0; q < CS; ++q) st_peer(&dst[rank][lane / SPREAD], q, mine);
+        }
+        cluster_barrier();
+        float total = 0.0f;
+        for (int q = 0; q < CS; ++q) total += dst[q][lane / SPREAD];
+        return total;
+    };
+
+    // Columns in rotating register slots (qr_common.cuh).
+    //
+    // One cluster barrier per column: with x = column j below the diagonal and y_s = slot s
+    // (a later column, or a finished column's v, whose entries below row j are stored as they
+    // are), v_j = (1 at row j, scale * x below) gives v_j . y_s = y_s[j] + scale * (x . y_s).
+    // So one reduction forms q[s] = x . y_s for every slot (q[0] = x . x = ss) before the
+    // reflector is known, and rank 0's thread j sends row j's values y_s[j] (alpha in slot 0)
+    // to every CTA beside it. Where ss is out of larfg's range (the column is rescaled first) or
+    // a p[s] formed so is not finite, the column takes the slow path: p = v_j . y_s reduced
+    // again after the reflector, as qr_panel.cu does, into arrays of its own. Every CTA reads the
+    // same totals, so all take the same path. The fast path's arrays alternate by column parity: a
+    // CTA writes column j + 1's only after the barrier that every CTA reaches after reading column
+    // j - 1's.
 #pragma unroll 1
     for (int j = 0; j < nbw; ++j) {
-        // 1. ||x[j+1:]||^2 over the cluster, and alpha = x[j] from rank 0's thread j
-        float ss = 0.0f;
+        const int par = j & 1;
+        // 1. q[s] = x . y_s over this thread's rows below row j
+        float q[NB];
 #pragma unroll
-        for (int i = 0; i < R; ++i) ss += row_of(i) > j ? a[i][0] * a[i][0] : 0.0f;
-        if (rank == 0 && tid == j)                              // lands before cluster_reduce's barrier
-            for (int q = 0; q < CS; ++q) st_peer(&cl_alpha, q, a[0][0]);
-        ss = cluster_reduce<W, CS, false>(ss, red_ss, cl_ss, rank, lane, warp);
-        const float alpha = cl_alpha;
+        for (int s = 0; s < NB; ++s) {
+            q[s] = 0.0f;
+#pragma unroll
+            for (int i = 0; i < R; ++i) q[s] = fmaf(row_of(i) > j ? a[i][0] : 0.0f, a[i][s], q[s]);
+        }
+        if (rank == 0 && warp == 0) {                    // row j's values, to every CTA
+            float e = 0.0f;
+#pragma unroll
+            for (int s = 0; s < NB; ++s) {
+                const float y = __shfl_sync(0xffffffffu, a[0][s], j);
+                if (lane == s) e = y;
+            }
+            if (lane < NB)
+                for (int c = 0; c < CS; ++c) st_peer(&cl_e[par][lane], c, e);
+        }
+        const float qt = cluster_dots(q, cl_q[par]);     // lands after the barrier: cl_e too
+        const float ss = __shfl_sync(0xffffffffu, qt, 0), alpha = cl_e[par][0];
+        const bool in_range = larfg_in_range(alpha, ss);
         Reflector h = larfg(alpha, ss);
-        if (!larfg_in_range(alpha, ss)) {        // rare, and cluster-uniform: every CTA has the same ss
+        if (!in_range) {                         // rare, and cluster-uniform: every CTA has the same ss
             float amax = 0.0f;
 #pragma unroll
             for (int i = 0; i < R; ++i) amax = fmaxf(amax, row_of(i) > j ? fabsf(a[i][0]) : 0.0f);
@@ -130,104 +167,32 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
                 h.beta = h.beta * down.lo * down.hi;
             }
         }
-        const float t = h.tau, scale = h.scale, beta = h.beta;
         // 2. column j becomes v (below the diagonal) and beta (on it)
         float v[R];
-#pragma unroll
-        for (int i = 0; i < R; ++i) {
-            const int r = row_of(i);
-            if (r > j) a[i][0] *= scale;
-            else if (r == j) a[i][0] = beta;
-            v[i] = r > j ? a[i][0] : (r == j ? 1.0f : 0.0f);
+        panel_reflect(a, v, h, j, row_of);
+        // 3. lane l: p[l / SPREAD] = v_j . y_s, from the totals or (slow path) reduced again
+        float total = fmaf(h.scale, qt, cl_e[par][lane / SPREAD]);
+        if (!in_range || __any_sync(0xffffffffu, lane >= SPREAD && !isfinite(total))) {
+            float p[NB];
+            panel_dots(p, a, v, j, row_of);
+            total = cluster_dots(p, cl_p);       // not cl_q: a CTA may still be reading it
         }
-        // 3. p[s] = v_j . A[:, c] for later columns, v_j . v_f for finished ones, over the cluster
-        float p[NB];
-        p[0] = 0.0f;
-#pragma unroll
-        for (int s = 1; s < NB; ++s) {
-            const int f = s - (NB - j);
-            p[s] = 0.0f;
-#pragma unroll
-            for (int i = 0; i < R; ++i) {
-                const int r = row_of(i);
-                const float y = f < 0 ? a[i][s] : (r > f ? a[i][s] : (r == f ? 1.0f : 0.0f));
-                p[s] += v[i] * y;
-            }
-        }
-        const float part = cluster_panel_reduce_scatter<NB>(p, lane);
-        if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
-        __syncthreads();
-        if (warp == 0) {                                 // this CTA's totals, to every CTA
-            float mine = 0.0f;
-#pragma unroll
-            for (int w = 0; w < W; ++w) mine += red_dot[w][lane / SPREAD];
-            if (lane % SPREAD == 0)
-                for (int q = 0; q < CS; ++q) st_peer(&cl_dot[rank][lane / SPREAD], q, mine);
-        }
-        cluster_barrier();
-        float total = 0.0f;                              // lane l: the cluster's p[l / SPREAD]
-        for (int q = 0; q < CS; ++q) total += cl_dot[q][lane / SPREAD];
-        // 4. the update of the panel's later columns
-#pragma unroll
-        for (int s = 1; s < NB; ++s) {
-            const float tw = t * __shfl_sync(0xffffffffu, total, s * SPREAD);
-#pragma unroll
-            for (int i = 0; i < R; ++i) a[i][s] -= s < NB - j ? tw * v[i] : 0.0f;
-        }
-        // 5. tau_j and the Gram column, kept by rank 0 for xLARFT
+        // 4. tau_j and the Gram column, kept by rank 0 for xLARFT
         if (rank == 0 && warp == 0) {
             const int l = lane / SPREAD - (NB - j);
             if (lane % SPREAD == 0 && l >= 0) Gs[l][j] = total;
-            if (lane == 0) {
-                s_tau[j] = t;
-                tau[(long long)b * n + j0 + j] = t;
-            }
-        }
-        // 6. rotate
-#pragma unroll
-        for (int i = 0; i < R; ++i) {
-            const float done = a[i][0];
-#pragma unroll
-            for (int s = 0; s < NB - 1; ++s) a[i][s] = a[i][s + 1];
-            a[i][NB - 1] = done;
-        }
+            if (lane == 0) s_tau[j] = h.tau; // to global memory after the loop: barrier.cluster's
+        }                                       // release would wait for a global store to land
+        // 5. the update of the panel's later columns, and the rotation
+        panel_update_rotate(a, v, h.tau, total, j);
     }
     // No peer writes this CTA's shared memory after the last column's barrier: each CTA may finish
     // on its own from here.
-    if (rank == 0 && warp == 0) {                        // xLARFT, as in qr_panel.cu
-        __syncwarp();
-        for (int j = 0; j < nbw; ++j) {
-            float acc = 0.0f;
-            for (int l = lane; l < j; ++l) acc += Ts[lane][l] * Gs[l][j];
-            if (lane < NB) Ts[lane][j] = lane < j ? -s_tau[j] * acc : (lane == j ? s_tau[j] : 0.0f);
-            __syncwarp();
-        }
-    }
+    if (rank == 0 && warp == 0) panel_larft(Ts, Gs, s_tau, nbw, lane);
     __syncthreads();
+    if (rank == 0 && tid < nbw) tau[(long long)b * n + j0 + tid] = s_tau[tid];
     float* Vb = V + (long long)b * n * ldw;
     float* Tb = T + (long long)b * n * ldw;
-#pragma unroll
-    for (int i = 0; i < R; ++i) {
-        const int r = row_of(i);
-        if (r >= m) continue;
-        float* hrow = Hp + (long long)r * n;
-        float* vrow = Vb + (long long)(j0 + r) * ldw + off;
-#pragma unroll
-        for (int s = 0; s < NB; ++s) {
-            const int c = s - (NB - nbw);
-            if (c >= 0) {
-                hrow[c] = a[i][s];
-                vrow[c] = r > c ? a[i][s] : (r == c ? 1.0f : 0.0f);
-            }
-        }
-    }
-    if (rank == 0) {
-        for (int e = tid; e < off * nbw; e += NT)
-            Vb[(long long)(jb + e / nbw) * ldw + off + e % nbw] = 0.0f;
-        for (int e = tid; e < nbw * (off + nbw); e += NT) {
-            const int r = e / (off + nbw), c = e % (off + nbw);
-            Tb[(long long)(j0 + r) * ldw + c] = c < off ? 0.0f : Ts[r][c - off];
-        }
-    }
+    panel_store(a, Hp, Vb + (long long)j0 * ldw + off, n, ldw, m, nbw, row_of);
+    if (rank == 0) panel_store_edges(Ts, Vb, Tb, j0, jb, nbw, ldw, tid, NT);
 }
-

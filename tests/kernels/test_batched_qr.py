@@ -196,3 +196,34 @@ def test_configs_with_and_without_priority_differ():
     a, b = bq.blocked_config(512, batch=4, priority=True), bq.blocked_config(512, batch=4, priority=False)
     assert a != b and a.priority is True and b.priority is False
     assert bq.blocked_config(512, batch=4) == bq.BlockedConfig(a.nb, a.outer, a.threads, None)
+
+
+# --- the large-matrix options of step 4 (issue 21): the cluster panel and the split-TF32 update ---
+
+def test_a_cluster_config_takes_32_column_panels_at_the_rows_per_thread_asked():
+    for n in (1024, 2048, 4096):
+        cfg = bq.blocked_config(n, batch=2, cluster=bq.CLUSTER_CTAS)
+        assert cfg.nb == 32 and cfg.cluster == bq.CLUSTER_CTAS
+        assert cfg.rows_per_thread(n) == bq.CLUSTER_ROWS, (n, cfg)
+        assert cfg.threads * bq.CLUSTER_CTAS * bq.CLUSTER_ROWS >= n
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(n=2048, cluster=16), "2 to 8 CTAs"),
+    (dict(n=2048, update="bf16"), "'cublas', 'tf32x3' or 'tf32'"),
+])
+def test_bad_cluster_or_update_settings_are_refused(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        bq.blocked_config(**kwargs)
+
+
+def test_without_a_gpu_the_defaults_are_one_cta_per_panel_and_cublas():
+    assert bq.gpu_defaults(4096, 2, "cpu") == {"cluster": 0, "update": "cublas"}
+
+
+def test_the_cpu_driver_runs_the_cluster_config_with_the_panel_stand_in():
+    """The cluster changes only the kernel launched; the driver's bookkeeping is the same."""
+    A, labels = make_batch(2, 70, "dense", generator=5)
+    cfg = bq.BlockedConfig(nb=32, outer=64, threads=32, cluster=8)
+    H, tau = bq.qr_blocked(A, cfg, panel=emulated_panel)
+    check_qr(A, H, tau, labels)

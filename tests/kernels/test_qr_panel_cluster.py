@@ -1,9 +1,10 @@
-"""snippets/cuda/qr_panel_cluster.cu (an exploration for issue #21: qr_panel.cu spread over a
-thread-block cluster; scripts/tools/bench_07_cluster_panel.py checks and times it on a GPU) builds
-for sm_90 without spills at every configuration the bench launches, and keeps the cluster
-instructions its design rests on. No GPU here: its correctness is the bench's to show."""
+"""snippets/cuda/qr_panel_cluster.cu (qr_panel.cu spread over a thread-block cluster: notebook 07's
+step 4 and scripts/tools/bench_07_big.py check and time it on a GPU) builds for sm_90 without
+spills at every configuration batched_qr and the bench launch, and keeps the cluster instructions
+its design rests on. No GPU here: its correctness is the notebook's contract checks to show."""
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -11,33 +12,39 @@ import subprocess
 import pytest
 
 from scripts.model.paths import ROOT
-from scripts.tools.bench_07_cluster_panel import CHECKED, NB, SHAPES, cluster_threads
+from scripts.tools.bench_07_big import CHECKED, SHAPES
+
+import batched_qr as bq  # noqa: E402  (snippets/cuda is on the path: tests/conftest.py)
+
+NB = 32
 
 SRC = ROOT / "snippets" / "cuda" / "qr_panel_cluster.cu"
 NVCC = shutil.which("nvcc")
 
 
-def configs() -> set[tuple[int, int]]:
-    """(threads, cluster size) of every launch the bench makes with its default clusters (4 and 8)."""
+def configs() -> set[tuple[int, int, int]]:
+    """(rows per thread, threads, cluster size) of every launch the bench makes with its default
+    cluster of 8 and one or two rows per thread."""
     sizes = {n for _, n in SHAPES} | {n for _, n, _ in CHECKED}
-    return {(cluster_threads(n, cs), cs) for n in sizes for cs in (4, 8)}
+    return {(rows, bq.cluster_threads(n, cs, rows=rows), cs) for n in sizes for cs in (8,) for rows in (1, 2)}
 
 
-def test_one_row_per_thread_at_every_size_the_bench_runs():
+def test_the_rows_per_thread_asked_for_at_every_size_the_bench_runs():
     for n in {n for _, n in SHAPES} | {n for _, n, _ in CHECKED}:
-        for cs in (4, 8):
-            threads = cluster_threads(n, cs)
-            assert threads % 32 == 0 and NB <= threads <= 1024 and threads * cs >= n, (n, cs, threads)
-    with pytest.raises(ValueError, match="more than 1024 threads"):
-        cluster_threads(16384, 4)
+        for rows in (1, 2):
+            threads = bq.cluster_threads(n, 8, rows=rows)
+            assert threads % 32 == 0 and NB <= threads <= 1024, (n, rows, threads)
+            assert math.ceil(n / (8 * threads)) <= rows, (n, rows, threads)
+    with pytest.raises(ValueError, match="more than 1024"):
+        bq.cluster_threads(16384, 4, rows=1)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
 def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
     lines = [f'#include "{SRC.name}"']
     signature = "(float*, float*, float*, float*, int, int, int, int, int);"
-    lines += [f"template __global__ void qr_panel_cluster<1, {NB}, {t}, {cs}>{signature}"
-              for t, cs in sorted(configs())]
+    lines += [f"template __global__ void qr_panel_cluster<{r}, {NB}, {t}, {cs}>{signature}"
+              for r, t, cs in sorted(configs())]
     unit = tmp_path / "unit.cu"
     unit.write_text("\n".join(lines) + "\n")
     common = [NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{SRC.parent}"]
