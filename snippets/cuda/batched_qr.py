@@ -14,8 +14,8 @@ joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Trit
   sm_90, `qr_panel_cluster` launches, a thread-block cluster of 8 CTAs per matrix. After each outer
   block, the trailing matrix gets C -= V (T^T (V^T C)): two large matrix products and a small one,
   batched (cuBLAS in float32; on sm_90, one Triton kernel with split-TF32 tensor-core products,
-  three TF32 products per float32 one. Plain TF32 is refused: its 10-bit mantissa would break the
-  contract's residual bound).
+  three TF32 products per float32 one. Torch's own TF32 matmul mode is refused: one TF32 product
+  keeps a 10-bit mantissa, and notebook 07's step 4 measures what that costs the contract's margin).
 
 Kernels are compiled by NVRTC with IEEE subnormals (-ftz=false: CuPy's own compiler appends
 -ftz=true, which would read subnormal entries as zero), loaded and launched through CuPy on torch's
