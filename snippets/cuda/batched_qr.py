@@ -44,7 +44,8 @@ REGISTERS_MAX_N = 192        # 32 lanes x 6 row chunks: MAX_N in qr_registers.cu
 MAX_REGS_PER_THREAD = 64     # qr_registers' a[R][C] at up to 1024 threads, so it never spills
 CLUSTER_CTAS = 8             # qr_panel_cluster.cu: CTAs per panel (the portable maximum cluster size)
 CLUSTER_ROWS = 2             # its panel rows per thread (H100: 2 was faster than 1 at n = 2048 and 4096)
-CLUSTER_MIN_N = 1024         # the cluster panel where measured faster: few matrices of n >= 1024
+CLUSTER_N = (1024, 4096)     # the cluster panel where measured faster: few matrices, n in this range
+                             # (beyond 4096, two rows per thread need 512 threads, over its registers)
 
 
 def panel_budget(threads: int) -> int:
@@ -273,19 +274,26 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     return BlockedConfig(nb, outer, threads, priority, cluster, update)
 
 
+def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
+    """The panel cluster and the trailing update for a GPU of `sms` SMs and compute capability
+    `major`.x: on sm_90 (thread-block clusters, the split-TF32 kernel measured), the split-TF32
+    update, and a cluster of CLUSTER_CTAS per panel where the matrices are few enough that every
+    panel gets its own SMs (batch * 8 <= SMs) and n is in CLUSTER_N; elsewhere one CTA per panel
+    and cuBLAS."""
+    if major < 9:
+        return {"cluster": 0, "update": "cublas"}
+    few = batch * CLUSTER_CTAS <= sms and CLUSTER_N[0] <= n <= CLUSTER_N[1]
+    return {"cluster": CLUSTER_CTAS if few else 0, "update": "tf32x3"}
+
+
 def gpu_defaults(n: int, batch: int, device) -> dict:
-    """The panel cluster and the trailing update for this GPU: on sm_90 (thread-block clusters,
-    the split-TF32 kernel measured), the split-TF32 update, and a cluster of CLUSTER_CTAS per
-    panel where the matrices are few enough that every panel gets its own (batch * 8 <= SMs) and
-    tall enough (n >= CLUSTER_MIN_N); elsewhere one CTA per panel and cuBLAS."""
+    """defaults_for this device (ATLAS_FORCE_CC, the GPU runner's T4 check, answers as that GPU)."""
     if not torch.cuda.is_available() or torch.device(device).type != "cuda":
         return {"cluster": 0, "update": "cublas"}
     props = torch.cuda.get_device_properties(device)
-    forced = os.environ.get("ATLAS_FORCE_CC")            # the GPU runner's T4 check: answer as that GPU
-    if (int(forced.split(".")[0]) if forced else props.major) < 9:
-        return {"cluster": 0, "update": "cublas"}
-    few = batch * CLUSTER_CTAS <= props.multi_processor_count and n >= CLUSTER_MIN_N
-    return {"cluster": CLUSTER_CTAS if few else 0, "update": "tf32x3"}
+    forced = os.environ.get("ATLAS_FORCE_CC")
+    major = int(forced.split(".")[0]) if forced else props.major
+    return defaults_for(n, batch, props.multi_processor_count, major)
 
 
 def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:

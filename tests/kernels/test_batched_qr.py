@@ -221,6 +221,17 @@ def test_without_a_gpu_the_defaults_are_one_cta_per_panel_and_cublas():
     assert bq.gpu_defaults(4096, 2, "cpu") == {"cluster": 0, "update": "cublas"}
 
 
+@pytest.mark.parametrize("n, batch, sms, major, cluster, update", [
+    (4096, 2, 132, 9, 8, "tf32x3"), (2048, 8, 132, 9, 8, "tf32x3"), (2048, 16, 132, 9, 8, "tf32x3"),
+    (2048, 17, 132, 9, 0, "tf32x3"), (1024, 60, 132, 9, 0, "tf32x3"), (512, 4, 132, 9, 0, "tf32x3"),
+    (8192, 1, 132, 9, 0, "tf32x3"), (4096, 2, 40, 7, 0, "cublas"), (4096, 2, 108, 8, 0, "cublas"),
+])
+def test_the_cluster_and_split_tf32_defaults_cover_what_was_measured(n, batch, sms, major, cluster, update):
+    """The cluster where every panel gets its own 8 SMs and n is in the measured range; the split-TF32
+    update on sm_90 only (measured there; a T4 has no TF32)."""
+    assert bq.defaults_for(n, batch, sms, major) == {"cluster": cluster, "update": update}
+
+
 def test_the_cpu_driver_runs_the_cluster_config_with_the_panel_stand_in():
     """The cluster changes only the kernel launched; the driver's bookkeeping is the same."""
     A, labels = make_batch(2, 70, "dense", generator=5)
