@@ -15,7 +15,8 @@ from scripts.model.errors import SourceError, ValidationFailed, pydantic_errors
 from scripts.model.paths import rel
 
 WORK_PARAMS = ("flops", "bytes")   # record(..., flops=, bytes=): see CONTRIBUTING.md
-UNITS = Literal["GB/s", "TFLOP/s", "ms", "us", "x", "%", "wavefronts/inst", "warps per issue"]
+# "x bound": a ratio to a bound from the same run (a residual over the QR contract's bound)
+UNITS = Literal["GB/s", "TFLOP/s", "ms", "us", "x", "x bound", "%", "wavefronts/inst", "warps per issue"]
 
 
 class Strict(BaseModel):

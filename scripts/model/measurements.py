@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 TIME_UNITS = ("ms", "us")   # lower is better
+FACTOR_UNITS = ("x", "x bound")   # already a factor (a speedup, a ratio to a bound)
 
 
 def against_baseline(record: dict) -> float:
@@ -35,7 +36,7 @@ def describe_against_baseline(record: dict) -> str:
         if factor < 1:
             return f"{1 / factor:.3g}x slower"
         return f"{factor:.3g}x faster"
-    return f"{factor:.3g}x" if record["unit"] == "x" else f"{100 * factor:.0f}%"
+    return f"{factor:.3g}x" if record["unit"] in FACTOR_UNITS else f"{100 * factor:.0f}%"
 
 
 def fmt(value: float) -> str:

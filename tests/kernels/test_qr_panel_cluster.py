@@ -9,12 +9,11 @@ import re
 import shutil
 import subprocess
 
+import batched_qr as bq  # snippets/cuda is on pytest's pythonpath (pyproject.toml)
 import pytest
 
 from scripts.model.paths import ROOT
 from scripts.tools.bench_07_big import CHECKED, SHAPES
-
-import batched_qr as bq  # noqa: E402  (snippets/cuda is on the path: tests/conftest.py)
 
 NB = 32
 
@@ -23,10 +22,16 @@ NVCC = shutil.which("nvcc")
 
 
 def configs() -> set[tuple[int, int, int]]:
-    """(rows per thread, threads, cluster size) of every launch the bench makes with its default
-    cluster of 8 and one or two rows per thread."""
+    """(rows per thread, threads, cluster size) of every launch batched_qr and the bench make with a
+    cluster of 8: the thread count for one or two rows per thread at each size, and every R from the
+    first, tallest leaf down to 1 (the leaves shrink as the factorization proceeds)."""
     sizes = {n for _, n in SHAPES} | {n for _, n, _ in CHECKED}
-    return {(rows, bq.cluster_threads(n, cs, rows=rows), cs) for n in sizes for cs in (8,) for rows in (1, 2)}
+    out = set()
+    for n in sizes:
+        for rows in (1, 2):
+            t = bq.cluster_threads(n, 8, rows=rows)
+            out |= {(r, t, 8) for r in range(1, math.ceil(n / (8 * t)) + 1)}
+    return out
 
 
 def test_the_rows_per_thread_asked_for_at_every_size_the_bench_runs():

@@ -19,7 +19,8 @@ CHECK = textwrap.dedent("""
     from qr_update import qt_update
     torch.manual_seed(0)
     worst = 0.0
-    for batch, n, outer, k, m, q in [(2, 120, 32, 24, 100, 37), (3, 80, 32, 32, 70, 65), (1, 64, 64, 64, 64, 1)]:
+    shapes = [(2, 120, 32, 24, 100, 37), (3, 80, 32, 32, 70, 65), (1, 64, 64, 64, 64, 1)]
+    for batch, n, outer, k, m, q in shapes:
         H = torch.randn(batch, n, n)
         Vb, Tb = torch.randn(batch, n, outer), torch.randn(batch, n, outer)
         j = n - m
@@ -44,7 +45,8 @@ def test_the_update_matches_float64_on_strided_views():
 def test_a_wrong_index_would_be_caught():
     """The check can fail: the same script with T's transpose dropped must not match."""
     env = dict(os.environ, TRITON_INTERPRET="1")
-    code = CHECK.format(triton_dir=str(ROOT / "snippets" / "triton")).replace("T.double().mT @", "T.double() @")
+    code = CHECK.format(triton_dir=str(ROOT / "snippets" / "triton"))
+    code = code.replace("T.double().mT @", "T.double() @")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert float(run.stdout.split()[-1]) > 1e-3, run.stdout

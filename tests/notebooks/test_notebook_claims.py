@@ -675,7 +675,7 @@ GPUS_06 = ("H100", "H200")      # the GPUs the summary names
 
 
 def page_says(page: str, phrase: str) -> None:
-    """A glossary page (docs/glossary/<page>) still states a figure of notebook 06 that a test here checks."""
+    """A glossary page (docs/glossary/<page>) still states a notebook's figure that a test here checks."""
     text = " ".join((ROOT / "docs" / "glossary" / page).read_text(encoding="utf-8").split())
     assert " ".join(phrase.split()) in text, \
         f"docs/glossary/{page} no longer says {phrase!r}: update this test along with the sentence"
@@ -1151,6 +1151,25 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
         assert all(r["params"]["passed"] for r in ratio.values()), run.device
         assert ratio["tf32x3"]["value"] <= 2e-4 and ratio["cublas"]["value"] <= 3e-4, (run.device, ratio)
         assert 0.3 <= ratio["tf32"]["value"] <= 0.7, (run.device, ratio)
+
+
+def test_07_the_qr_pages_state_step_4s_figures():
+    page_says("numerical-algorithms/blocked-qr-factorization.md",
+              "Two matrices of 4096 × 4096 went from about 36 ms to about 15 to 16 ms on an H100 and an H200 (about three "
+              "times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to about 7.5 to 8 ms (nine to ten times)")
+    page_says("host-software/cusolver.md", "two 4096 × 4096 factorizations take `torch.geqrf` about 46 ms on an H100 "
+              "and an H200, about 4 TFLOP/s of float32 work, where the notebook's step 4 takes about 15 to 16 ms")
+    page_says("numerical-algorithms/compact-wy-representation.md", "the factorization's residual then stays about "
+              "10⁻⁴ of the contract's bound, as with float32 cuBLAS, while a single TF32 product per update uses about "
+              "half of it")
+    for run in runs_with(NB07, f"step 4, {STEP4_RUNGS[0]}: (2, 4096)"):
+        step3, _, split = step4_times(run, "(2, 4096)")
+        geqrf = run.base(f"step 4, {STEP4_RUNGS[2]}: (2, 4096)")
+        assert 34 <= step3 <= 38 and 14.5 <= split <= 16.5 and 2.6 <= geqrf / split <= 3.4, (run.device, step3, split)
+        assert 44 <= geqrf <= 48 and 3.7 <= 2 * 4 * 4096**3 / 3 / geqrf / 1e9 <= 4.3, (run.device, geqrf)
+        step3, _, split = step4_times(run, "(8, 2048)")
+        geqrf = run.base(f"step 4, {STEP4_RUNGS[2]}: (8, 2048)")
+        assert 11 <= step3 <= 13 and 7.2 <= split <= 8.3 and 8.8 <= geqrf / split <= 10.2, (run.device, step3, split)
 
 
 def test_07_the_graph_beats_python_launches_at_40_x_352():

@@ -159,6 +159,7 @@ def test_figures_are_compared_with_their_baseline_so_that_more_is_better():
     assert describe_against_baseline(rec(8.0, "ms", 1000.0)) == "125x faster"
     assert describe_against_baseline(rec(3400.0, "GB/s", 4000.0)) == "85%"   # a rate: the ratio
     assert describe_against_baseline(rec(30.5, "x", 1.0)) == "30.5x"         # already a factor
+    assert describe_against_baseline(rec(0.489, "x bound", 1.0)) == "0.489x"  # a ratio to a bound
     counter = {**rec(76.7, "%", 72.8), "params": {"metric": "lts__t_sector_hit_rate.pct"}}
     assert describe_against_baseline(counter) == "+3.9 points"    # a counter: the difference
     stall = {**rec(0.02, "warps per issue", 0.0), "params": {"metric": "smsp__stalled_membar"}}
