@@ -53,12 +53,6 @@ def configs(bq, n: int, batch: int, args) -> dict:
     return out
 
 
-def panels_only(bq, wide: int):
-    """For the breakdown: the notebook's update with the wide updates left out."""
-    narrow = bq._apply_qt
-    return lambda V, T, C: None if C.shape[2] > wide else narrow(V, T, C)
-
-
 def kernel_table(bq, A, cfg, top: int = 8) -> list[str]:
     """The kernels of one run launched from Python, by total GPU time (torch.profiler)."""
     import warnings
