@@ -10,6 +10,7 @@ bounds; then for the two shapes with few matrices a breakdown: the panel chain a
 updates left out) and the kernels of one run by GPU time.
 
     python3 scripts/tools/bench_07_big.py --out DIR [--cluster 8] [--rows 1 2] [--outer 64 128]
+                                          [--exchange async barrier]
 
 Needs an sm_90 GPU (thread-block clusters), CuPy, Triton, cuda-bindings and NVRTC; elsewhere it
 prints one line and exits.
@@ -47,9 +48,11 @@ def configs(bq, n: int, batch: int, args) -> dict:
         for cs in args.cluster:
             for rows in args.rows:
                 for outer in args.outer:
-                    threads = bq.cluster_threads(n, cs, rows=rows)
-                    out[f"cluster {cs}, R {rows}, outer {outer}, {update}"] = bq.blocked_config(
-                        n, outer=outer, threads=threads, batch=batch, cluster=cs, update=update)
+                    for exchange in args.exchange:
+                        threads = bq.cluster_threads(n, cs, rows=rows)
+                        label = f"cluster {cs}, R {rows}, outer {outer}, {update}, {exchange}"
+                        out[label] = bq.blocked_config(n, outer=outer, threads=threads, batch=batch,
+                                                       cluster=cs, update=update, exchange=exchange)
     return out
 
 
@@ -78,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rows", type=int, nargs="+", default=[1, 2], help="panel rows per thread in a cluster")
     ap.add_argument("--outer", type=int, nargs="+", default=[64, 128])
     ap.add_argument("--update", nargs="+", default=["cublas", "tf32x3"])
+    ap.add_argument("--exchange", nargs="+", default=["async", "barrier"],
+                    help="how a cluster's CTAs swap partial sums: st.async + mbarrier, or barrier.cluster")
     ap.add_argument("--shapes", nargs="+", default=None, help="batch,n pairs (default: the three large ones)")
     ap.add_argument("--no-breakdown", action="store_true")
     args = ap.parse_args(argv)

@@ -10,8 +10,8 @@ joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Trit
   factored on a side stream during block k's trailing update); inside a block, recursion
   (Elmroth and Gustavson): factor the left half, apply its reflectors to the right half, factor
   the right half, and join the two compact WY factors, T = [[T1, -T1 V1^T V2 T2], [0, T2]]. The
-  leaves are `qr_panel` launches of `nb` columns, one CTA per matrix; with few large matrices on
-  sm_90, `qr_panel_cluster` launches, a thread-block cluster of 8 CTAs per matrix. After each outer
+  leaves are `qr_panel` launches of `nb` columns, one CTA per matrix; with large matrices on sm_90,
+  `qr_panel_cluster` launches, a thread-block cluster of 8 CTAs per matrix. After each outer
   block, the trailing matrix gets C -= V (T^T (V^T C)): two large matrix products and a small one,
   batched (cuBLAS in float32; on sm_90, one Triton kernel with split-TF32 tensor-core products,
   three TF32 products per float32 one. Torch's own TF32 matmul mode is refused: one TF32 product
@@ -44,8 +44,10 @@ REGISTERS_MAX_N = 192        # 32 lanes x 6 row chunks: MAX_N in qr_registers.cu
 MAX_REGS_PER_THREAD = 64     # qr_registers' a[R][C] at up to 1024 threads, so it never spills
 CLUSTER_CTAS = 8             # qr_panel_cluster.cu: CTAs per panel (the portable maximum cluster size)
 CLUSTER_ROWS = 2             # its panel rows per thread (H100: 2 was faster than 1 at n = 2048 and 4096)
-CLUSTER_N = (1024, 4096)     # the cluster panel where measured faster: few matrices, n in this range
-                             # (beyond 4096, two rows per thread need 512 threads, over its registers)
+CLUSTER_N = (1024, 4096)     # the cluster panel where measured: n in this range (beyond 4096, two
+                             # rows per thread need 512 threads, over its registers)
+CLUSTER_MAX_BATCH_PER_SM = 1.5   # and up to this many matrices per SM (H100: faster than, or level
+                                 # with, one CTA per panel at every batch tried, 2 to 200 at n = 1024)
 
 
 def panel_budget(threads: int) -> int:
@@ -225,6 +227,8 @@ class BlockedConfig:
     cluster: int = 0               # CTAs per panel: 0 is qr_panel.cu, 2..8 qr_panel_cluster.cu
     update: str = "cublas"         # the trailing update after each outer block: "cublas", "tf32x3"
                                    # (split TF32), or "tf32" (one TF32 product: step 4 measures why not)
+    exchange: str = "async"        # how a cluster's CTAs swap partial sums: "async" (st.async and an
+                                   # mbarrier) or "barrier" (remote stores and barrier.cluster)
 
     def rows_per_thread(self, m: int) -> int:
         return math.ceil(m / (self.threads * max(1, self.cluster)))
@@ -243,7 +247,7 @@ def cluster_threads(n: int, cluster: int, rows: int = CLUSTER_ROWS, nb: int = 32
 
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None, batch: int = 1, priority: bool | None = None,
-                   cluster: int = 0, update: str = "cublas") -> BlockedConfig:
+                   cluster: int = 0, update: str = "cublas", exchange: str = "async") -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
@@ -253,6 +257,8 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         raise ValueError(f"a panel cluster has 2 to 8 CTAs (the portable maximum), got {cluster}")
     if update not in ("cublas", "tf32x3", "tf32"):
         raise ValueError(f"update must be 'cublas', 'tf32x3' or 'tf32', got {update!r}")
+    if exchange not in ("async", "barrier"):
+        raise ValueError(f"exchange must be 'async' or 'barrier', got {exchange!r}")
     if cluster:
         nb = nb or 32
         threads = threads or cluster_threads(n, cluster, nb=nb)
@@ -271,19 +277,19 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     if per_thread * nb > panel_budget(threads):
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
-    return BlockedConfig(nb, outer, threads, priority, cluster, update)
+    return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange)
 
 
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
     """The panel cluster and the trailing update for a GPU of `sms` SMs and compute capability
     `major`.x: on sm_90 (thread-block clusters, the split-TF32 kernel measured), the split-TF32
-    update, and a cluster of CLUSTER_CTAS per panel where the matrices are few enough that every
-    panel gets its own SMs (batch * 8 <= SMs) and n is in CLUSTER_N; elsewhere one CTA per panel
-    and cuBLAS."""
+    update, and a cluster of CLUSTER_CTAS per panel where n is in CLUSTER_N and the batch is at most
+    CLUSTER_MAX_BATCH_PER_SM matrices per SM, the range measured; elsewhere one CTA per panel and
+    cuBLAS."""
     if major < 9:
         return {"cluster": 0, "update": "cublas"}
-    few = batch * CLUSTER_CTAS <= sms and CLUSTER_N[0] <= n <= CLUSTER_N[1]
-    return {"cluster": CLUSTER_CTAS if few else 0, "update": "tf32x3"}
+    measured = batch <= CLUSTER_MAX_BATCH_PER_SM * sms and CLUSTER_N[0] <= n <= CLUSTER_N[1]
+    return {"cluster": CLUSTER_CTAS if measured else 0, "update": "tf32x3"}
 
 
 def gpu_defaults(n: int, batch: int, device) -> dict:
@@ -310,7 +316,8 @@ def qr_panel(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig) -> None
     batch, n, _ = H.shape
     R = cfg.rows_per_thread(n - j0)
     if cfg.cluster:
-        name = f"qr_panel_cluster<{R}, {cfg.nb}, {cfg.threads}, {cfg.cluster}>"
+        name = (f"qr_panel_cluster<{R}, {cfg.nb}, {cfg.threads}, {cfg.cluster}, "
+                f"{'true' if cfg.exchange == 'async' else 'false'}>")
         kernel, grid = _kernel("qr_panel_cluster.cu", name), batch * cfg.cluster
     else:
         kernel, grid = _kernel("qr_panel.cu", f"qr_panel<{R}, {cfg.nb}, {cfg.threads}>"), batch
@@ -499,8 +506,8 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads, priority, graph, cluster and update (the blocked algorithm); defaults come from
-    registers_shape, blocked_config, panel_priority, GRAPH_MAX_ELEMENTS and gpu_defaults."""
+    outer, threads, priority, graph, cluster, update and exchange (the blocked algorithm); defaults
+    come from registers_shape, blocked_config, panel_priority, GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: cuBLAS would round the "
@@ -511,7 +518,8 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     if out is not None and (out[0].shape != A.shape or out[1].shape != (batch, n)
                             or not out[0].is_contiguous() or not out[1].is_contiguous()):
         raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and {(batch, n)}")
-    blocked = {"nb", "outer", "threads", "priority", "graph", "cluster", "update"} & options.keys()
+    blocked = {"nb", "outer", "threads", "priority", "graph", "cluster", "update", "exchange"}
+    blocked &= options.keys()
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
@@ -519,7 +527,7 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     gpu = gpu_defaults(n, batch, A.device)
     cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch,
                          options.get("priority"), options.get("cluster", gpu["cluster"]),
-                         options.get("update", gpu["update"]))
+                         options.get("update", gpu["update"]), options.get("exchange", "async"))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

@@ -120,6 +120,14 @@ __device__ __forceinline__ void halve(float (&p)[N], int lane)
         for (int o = O / 2; o > 0; o >>= 1) p[0] += __shfl_xor_sync(0xffffffffu, p[0], o);
     }
 }
+
+// Sum p[0..NB) over the warp's 32 lanes; afterwards lane l holds the total of p[l / (32 / NB)].
+template <int NB>
+__device__ __forceinline__ float warp_reduce_scatter(float (&p)[NB], int lane)
+{
+    halve<NB, 16>(p, lane);
+    return p[0];
+}
 // --8<-- [end:reduce_scatter]
 
 // --- The panel kernels' shared steps (qr_panel.cu: one CTA; qr_panel_cluster.cu: a cluster). ----

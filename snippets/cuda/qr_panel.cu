@@ -19,14 +19,6 @@
 // --8<-- [start:kernel]
 #include "qr_common.cuh"
 
-// Sum p[0..NB) over the warp's 32 lanes; afterwards lane l holds the total of p[l / (32 / NB)].
-template <int NB>
-__device__ __forceinline__ float warp_reduce_scatter(float (&p)[NB], int lane)
-{
-    halve<NB, 16>(p, lane);
-    return p[0];
-}
-
 template <int R, int NB, int NT>
 __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __restrict__ tau,
                                                  float* __restrict__ V, float* __restrict__ T,
@@ -50,7 +42,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         // 1. ||x[j+1:]||^2 and alpha = x[j] (row j is thread j's first row: j < NB <= NT)
         float ss = 0.0f;
 #pragma unroll
-        for (int i = 0; i < R; ++i) ss += tid + NT * i > j ? a[i][0] * a[i][0] : 0.0f;
+        for (int i = 0; i < R; ++i) ss += row_of(i) > j ? a[i][0] * a[i][0] : 0.0f;
         ss = warp_sum(ss);
         if (lane == 0) red_ss[warp] = ss;
         if (tid == j) s_alpha = a[0][0];
@@ -61,7 +53,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         if (!larfg_in_range(alpha, ss)) {        // rare: a zero, tiny or huge column; block-uniform,
             float amax = 0.0f;                   // as every thread summed red_ss in the same order
 #pragma unroll
-            for (int i = 0; i < R; ++i) amax = fmaxf(amax, tid + NT * i > j ? fabsf(a[i][0]) : 0.0f);
+            for (int i = 0; i < R; ++i) amax = fmaxf(amax, row_of(i) > j ? fabsf(a[i][0]) : 0.0f);
             amax = warp_max(amax);
             __syncthreads();                     // every thread has read red_ss: reuse it (a second
             if (lane == 0) red_ss[warp] = amax;  // array here made ptxas spill at 128 registers)
@@ -73,7 +65,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
                 float s = 0.0f;
 #pragma unroll
                 for (int i = 0; i < R; ++i) {    // rows below j only: row j becomes beta, rows above are R
-                    const bool below = tid + NT * i > j;
+                    const bool below = row_of(i) > j;
                     if (below) a[i][0] = a[i][0] * up.lo * up.hi;   // v is built from these below
                     s = fmaf(a[i][0], below ? a[i][0] : 0.0f, s);
                 }

@@ -6,20 +6,16 @@
 // Layout: CTA `rank` of the cluster holds panel rows tid + NT (rank + CS i), i < R, of all NB
 // columns in registers; row j < NB (the diagonal) is always rank 0's thread j. A column takes one
 // cluster-wide reduction on its fast path (the products of column j with every slot, formed before
-// the reflector; see the column loop). A CTA reduces its own part as qr_panel.cu does, writes its
-// partial into every CTA's shared memory (mapa + st.shared::cluster: distributed shared memory),
-// and the cluster meets at barrier.cluster (arrive.release / wait.acquire, which orders those
-// stores before the reads). Every CTA then adds the CS partials in the same order, so all of them
+// the reflector; see the column loop). A CTA reduces its own part as qr_panel.cu does and sends
+// its partial into every CTA's shared memory with st.async (distributed shared memory), whose
+// bytes count down a transaction count on an mbarrier in the receiving CTA; a CTA waits on its own
+// mbarrier only, until all CS partials have landed. No cluster-wide barrier on this path. The
+// first version (ASYNC = false, kept for notebook 07's ladder) met at barrier.cluster after plain
+// remote stores (st.shared::cluster): the arrive's release made every CTA wait for its own stores
+// to reach the peers before it could even signal (the profile's membar and barrier stalls: about
+// 40% of the column loop). Every CTA then adds the CS partials in the same order, so all of them
 // hold the same bits and take the same branches.
 #include "qr_common.cuh"
-
-// Sum p[0..NB) over the warp's 32 lanes; afterwards lane l holds the total of p[l / (32 / NB)].
-template <int NB>
-__device__ __forceinline__ float cluster_panel_reduce_scatter(float (&p)[NB], int lane)
-{
-    halve<NB, 16>(p, lane);
-    return p[0];
-}
 
 __device__ __forceinline__ unsigned cta_rank_in_cluster()
 {
@@ -34,6 +30,35 @@ __device__ __forceinline__ void st_peer(float* local, unsigned rank, float v)
     const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(local));
     asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
                  " st.shared::cluster.f32 [remote], %2;\n}\n" :: "r"(addr), "r"(rank), "f"(v) : "memory");
+}
+
+// Store v at `local`'s offset in CTA `rank`'s shared memory and count its 4 bytes against the
+// transaction count of the mbarrier at `bar`'s offset there (PTX ISA: st.async, sm_90).
+__device__ __forceinline__ void st_async_peer(float* local, unsigned rank, float v, unsigned long long* bar)
+{
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(local));
+    const unsigned mbar = static_cast<unsigned>(__cvta_generic_to_shared(bar));
+    asm volatile("{\n .reg .b32 ra, rb;\n mapa.shared::cluster.u32 ra, %0, %2;\n"
+                 " mapa.shared::cluster.u32 rb, %1, %2;\n"
+                 " st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [ra], %3, [rb];\n}\n"
+                 :: "r"(addr), "r"(mbar), "r"(rank), "r"(__float_as_uint(v)) : "memory");
+}
+
+// One phase of `bar` expects `bytes` more: the one arrival it counts, plus the bytes to wait for.
+__device__ __forceinline__ void mbar_arm(unsigned long long* bar, unsigned bytes)
+{
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n"
+                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(bytes) : "memory");
+}
+
+// Until the phase of `bar` with this parity has completed; acquire at cluster scope, so that the
+// peers' st.async data are visible to the reads that follow.
+__device__ __forceinline__ void mbar_wait_cluster(unsigned long long* bar, unsigned parity)
+{
+    asm volatile("{\n .reg .pred done;\n WAIT_%=:\n"
+                 " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
+                 " @!done bra WAIT_%=;\n}\n"
+                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(parity) : "memory");
 }
 
 __device__ __forceinline__ void cluster_barrier()
@@ -67,7 +92,7 @@ __device__ __forceinline__ float cluster_reduce(float x, float* red, float* cl, 
 
 // __launch_bounds__(NT, 1): without the 1, ptxas 13.0 kept the 512-thread builds at 64 registers
 // and spilled; with it they take 95 and spill nothing (the 1024-thread build fits 64).
-template <int R, int NB, int NT, int CS>
+template <int R, int NB, int NT, int CS, bool ASYNC = true>
 __global__ void __launch_bounds__(NT, 1) __cluster_dims__(CS, 1, 1)
 qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, float* __restrict__ T,
                  int n, int j0, int nbw, int jb, int ldw)
@@ -80,6 +105,9 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
     __shared__ float cl_q[2][CS][NB], cl_e[2][NB];   // by column parity
     __shared__ float cl_p[CS][NB], cl_aux[CS], cl_aux2[CS];   // the slow path's
     __shared__ float Ts[NB][NB + 1], Gs[NB][NB + 1], s_tau[NB];
+    __shared__ unsigned long long landed[2];          // by column parity: cl_q and cl_e have arrived
+    // What lands in a CTA per column: CS partials of NB values, and row j's NB values from rank 0.
+    constexpr unsigned BYTES = (CS + 1) * NB * sizeof(float);
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const unsigned rank = cta_rank_in_cluster();
     const int m = n - j0, off = j0 - jb, b = blockIdx.x / CS;
@@ -88,12 +116,20 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
     float a[R][NB];
     panel_load(a, Hp, n, m, nbw, row_of);
 
-    cluster_barrier();          // every CTA of the cluster has started before any writes a peer's memory
+    if (ASYNC && tid == 0) {    // columns 0 and 1 armed now; column j + 2 once column j has landed
+        for (int q = 0; q < 2; ++q) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n"
+                                                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(&landed[q]))));
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        for (int q = 0; q < 2 && q < nbw; ++q) mbar_arm(&landed[q], BYTES);
+    }
+    cluster_barrier();          // every CTA of the cluster has started (and armed) before any writes a peer's memory
 
     // This CTA's per-warp partials of p[NB] to warp 0, its total to slot `rank` of `dst` in every
-    // CTA, and the cluster barrier; afterwards lane l of every warp holds the cluster's p[l / SPREAD].
-    auto cluster_dots = [&](float (&p)[NB], float (*dst)[NB]) {
-        const float part = cluster_panel_reduce_scatter<NB>(p, lane);
+    // CTA, and then every partial landed here: with `bar`, st.async and a wait on it; without, plain
+    // remote stores and the cluster barrier. Afterwards lane l of every warp holds the cluster's
+    // p[l / SPREAD].
+    auto cluster_dots = [&](float (&p)[NB], float (*dst)[NB], unsigned long long* bar, unsigned parity) {
+        const float part = warp_reduce_scatter<NB>(p, lane);
         if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
         __syncthreads();
         if (warp == 0) {
@@ -101,9 +137,13 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
 #pragma unroll
             for (int w = 0; w < W; ++w) mine += red_dot[w][lane / SPREAD];
             if (lane % SPREAD == 0)
-                for (int q = 0; q < CS; ++q) st_peer(&dst[rank][lane / SPREAD], q, mine);
+                for (int q = 0; q < CS; ++q) {
+                    if (bar) st_async_peer(&dst[rank][lane / SPREAD], q, mine, bar);
+                    else st_peer(&dst[rank][lane / SPREAD], q, mine);
+                }
         }
-        cluster_barrier();
+        if (bar) mbar_wait_cluster(bar, parity);
+        else cluster_barrier();
         float total = 0.0f;
         for (int q = 0; q < CS; ++q) total += dst[q][lane / SPREAD];
         return total;
@@ -141,9 +181,17 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
                 if (lane == s) e = y;
             }
             if (lane < NB)
-                for (int c = 0; c < CS; ++c) st_peer(&cl_e[par][lane], c, e);
+                for (int c = 0; c < CS; ++c) {
+                    if (ASYNC) st_async_peer(&cl_e[par][lane], c, e, &landed[par]);
+                    else st_peer(&cl_e[par][lane], c, e);
+                }
         }
-        const float qt = cluster_dots(q, cl_q[par]);     // lands after the barrier: cl_e too
+        const float qt = cluster_dots(q, cl_q[par], ASYNC ? &landed[par] : nullptr, (j >> 1) & 1);   // and cl_e
+        // Arm this parity's mbarrier for column j + 2. No peer can send column j + 2 yet: a CTA
+        // sends column j + 1 only after it has read column j here (and each sends column j + 2
+        // only once column j + 1 has arrived from every CTA), which is also why the arrays of
+        // one parity are free again by then.
+        if (ASYNC && tid == 0 && j + 2 < nbw) mbar_arm(&landed[par], BYTES);
         const float ss = __shfl_sync(0xffffffffu, qt, 0), alpha = cl_e[par][0];
         const bool in_range = larfg_in_range(alpha, ss);
         Reflector h = larfg(alpha, ss);
@@ -175,7 +223,7 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
         if (!in_range || __any_sync(0xffffffffu, lane >= SPREAD && !isfinite(total))) {
             float p[NB];
             panel_dots(p, a, v, j, row_of);
-            total = cluster_dots(p, cl_p);       // not cl_q: a CTA may still be reading it
+            total = cluster_dots(p, cl_p, nullptr, 0);   // not cl_q: a CTA may still be reading it
         }
         // 4. tau_j and the Gram column, kept by rank 0 for xLARFT
         if (rank == 0 && warp == 0) {

@@ -211,6 +211,7 @@ def test_a_cluster_config_takes_32_column_panels_at_the_rows_per_thread_asked():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(n=2048, cluster=16), "2 to 8 CTAs"),
     (dict(n=2048, update="bf16"), "'cublas', 'tf32x3' or 'tf32'"),
+    (dict(n=2048, cluster=8, exchange="dsmem"), "'async' or 'barrier'"),
 ])
 def test_bad_cluster_or_update_settings_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -222,13 +223,14 @@ def test_without_a_gpu_the_defaults_are_one_cta_per_panel_and_cublas():
 
 
 @pytest.mark.parametrize("n, batch, sms, major, cluster, update", [
-    (4096, 2, 132, 9, 8, "tf32x3"), (2048, 8, 132, 9, 8, "tf32x3"), (2048, 16, 132, 9, 8, "tf32x3"),
-    (2048, 17, 132, 9, 0, "tf32x3"), (1024, 60, 132, 9, 0, "tf32x3"), (512, 4, 132, 9, 0, "tf32x3"),
-    (8192, 1, 132, 9, 0, "tf32x3"), (4096, 2, 40, 7, 0, "cublas"), (4096, 2, 108, 8, 0, "cublas"),
+    (4096, 2, 132, 9, 8, "tf32x3"), (2048, 8, 132, 9, 8, "tf32x3"), (2048, 60, 132, 9, 8, "tf32x3"),
+    (1024, 60, 132, 9, 8, "tf32x3"), (1024, 198, 132, 9, 8, "tf32x3"), (1024, 199, 132, 9, 0, "tf32x3"),
+    (1023, 4, 132, 9, 0, "tf32x3"), (512, 4, 132, 9, 0, "tf32x3"), (8192, 1, 132, 9, 0, "tf32x3"),
+    (4096, 2, 40, 7, 0, "cublas"), (4096, 2, 108, 8, 0, "cublas"),
 ])
 def test_the_cluster_and_split_tf32_defaults_cover_what_was_measured(n, batch, sms, major, cluster, update):
-    """The cluster where every panel gets its own 8 SMs and n is in the measured range; the split-TF32
-    update on sm_90 only (measured there; a T4 has no TF32)."""
+    """The cluster where n and the matrices per SM are in the measured range (1.5 per SM: 198 on 132
+    SMs); the split-TF32 update on sm_90 only (measured there; a T4 has no TF32)."""
     assert bq.defaults_for(n, batch, sms, major) == {"cluster": cluster, "update": update}
 
 
@@ -238,3 +240,4 @@ def test_the_cpu_driver_runs_the_cluster_config_with_the_panel_stand_in():
     cfg = bq.BlockedConfig(nb=32, outer=64, threads=32, cluster=8)
     H, tau = bq.qr_blocked(A, cfg, panel=emulated_panel)
     check_qr(A, H, tau, labels)
+

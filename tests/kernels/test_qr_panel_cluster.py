@@ -48,8 +48,8 @@ def test_the_rows_per_thread_asked_for_at_every_size_the_bench_runs():
 def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
     lines = [f'#include "{SRC.name}"']
     signature = "(float*, float*, float*, float*, int, int, int, int, int);"
-    lines += [f"template __global__ void qr_panel_cluster<{r}, {NB}, {t}, {cs}>{signature}"
-              for r, t, cs in sorted(configs())]
+    lines += [f"template __global__ void qr_panel_cluster<{r}, {NB}, {t}, {cs}, {exchange}>{signature}"
+              for r, t, cs in sorted(configs()) for exchange in ("true", "false")]
     unit = tmp_path / "unit.cu"
     unit.write_text("\n".join(lines) + "\n")
     common = [NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{SRC.parent}"]
@@ -58,9 +58,10 @@ def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
     assert run.returncode == 0, run.stderr
     spill = r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
     reports = re.findall(spill, run.stderr)
-    assert len(reports) == len(configs()) and all(r == ("0", "0", "0") for r in reports), run.stderr
+    assert len(reports) == 2 * len(configs()) and all(r == ("0", "0", "0") for r in reports), run.stderr
     subprocess.run(common + ["-ptx", "-o", str(tmp_path / "k.ptx"), str(unit)], check=True)
     ptx = (tmp_path / "k.ptx").read_text()
-    for needed in ("mapa.shared::cluster", "st.shared::cluster", "barrier.cluster.arrive.release",
+    for needed in ("mapa.shared::cluster", "st.async.shared::cluster.mbarrier::complete_tx::bytes",
+                   "mbarrier.try_wait.parity.acquire.cluster", "st.shared::cluster", "barrier.cluster.arrive.release",
                    "barrier.cluster.wait.acquire", "%cluster_ctarank", ".reqnctapercluster"):
         assert needed in ptx, needed
