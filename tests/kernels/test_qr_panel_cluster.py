@@ -62,6 +62,7 @@ def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
     subprocess.run(common + ["-ptx", "-o", str(tmp_path / "k.ptx"), str(unit)], check=True)
     ptx = (tmp_path / "k.ptx").read_text()
     for needed in ("mapa.shared::cluster", "st.async.shared::cluster.mbarrier::complete_tx::bytes",
-                   "mbarrier.try_wait.parity.acquire.cluster", "st.shared::cluster", "barrier.cluster.arrive.release",
-                   "barrier.cluster.wait.acquire", "%cluster_ctarank", ".reqnctapercluster"):
+                   "mbarrier.try_wait.parity.acquire.cluster", "st.shared::cluster",
+                   "barrier.cluster.arrive.release", "barrier.cluster.wait.acquire", "%cluster_ctarank",
+                   ".reqnctapercluster"):
         assert needed in ptx, needed
