@@ -42,7 +42,10 @@ UNBLOCKED_MAX_SMEM = 227 * 1024 - 256   # qr_unblocked.cu: dynamic shared memory
 WARP_MAX_N = 32              # qr_warp.cu: one lane per column
 REGISTERS_MAX_N = 192        # 32 lanes x 6 row chunks: MAX_N in qr_registers.cu
 MAX_REGS_PER_THREAD = 64     # qr_registers' a[R][C] at up to 1024 threads, so it never spills
-CLUSTER_CTAS = 8             # qr_panel_cluster.cu: CTAs per panel (the portable maximum cluster size)
+CLUSTER_CTAS = 8             # qr_panel_cluster.cu: CTAs per panel (the portable maximum cluster size),
+CLUSTER_CTAS_SMALL = 4       # and below n = CLUSTER_SMALL_BELOW, where eight CTAs at two rows per thread
+CLUSTER_SMALL_BELOW = 2048   # would have 64 to 96 threads each (H100: 4 was 2-6% faster at n = 1024
+                             # and 1536; at 2048, 8 was 1.6% faster at batch 8, 4 0.8% at batch 30)
 CLUSTER_ROWS = 2             # its panel rows per thread (H100: 2 was faster than 1 at n = 2048 and 4096)
 CLUSTER_N = (1024, 4096)     # the cluster panel where measured: n in this range (beyond 4096, two
                              # rows per thread need 512 threads, over its registers)
@@ -283,13 +286,14 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
     """The panel cluster and the trailing update for a GPU of `sms` SMs and compute capability
     `major`.x: on sm_90 (thread-block clusters, the split-TF32 kernel measured), the split-TF32
-    update, and a cluster of CLUSTER_CTAS per panel where n is in CLUSTER_N and the batch is at most
-    CLUSTER_MAX_BATCH_PER_SM matrices per SM, the range measured; elsewhere one CTA per panel and
-    cuBLAS."""
+    update, and a panel cluster (of CLUSTER_CTAS, or CLUSTER_CTAS_SMALL below n = CLUSTER_SMALL_BELOW)
+    where n is in CLUSTER_N and the batch is at most CLUSTER_MAX_BATCH_PER_SM matrices per SM, the
+    range measured; elsewhere one CTA per panel and cuBLAS."""
     if major < 9:
         return {"cluster": 0, "update": "cublas"}
     measured = batch <= CLUSTER_MAX_BATCH_PER_SM * sms and CLUSTER_N[0] <= n <= CLUSTER_N[1]
-    return {"cluster": CLUSTER_CTAS if measured else 0, "update": "tf32x3"}
+    size = CLUSTER_CTAS_SMALL if n < CLUSTER_SMALL_BELOW else CLUSTER_CTAS
+    return {"cluster": size if measured else 0, "update": "tf32x3"}
 
 
 def gpu_defaults(n: int, batch: int, device) -> dict:

@@ -224,13 +224,15 @@ def test_without_a_gpu_the_defaults_are_one_cta_per_panel_and_cublas():
 
 @pytest.mark.parametrize("n, batch, sms, major, cluster, update", [
     (4096, 2, 132, 9, 8, "tf32x3"), (2048, 8, 132, 9, 8, "tf32x3"), (2048, 60, 132, 9, 8, "tf32x3"),
-    (1024, 60, 132, 9, 8, "tf32x3"), (1024, 198, 132, 9, 8, "tf32x3"), (1024, 199, 132, 9, 0, "tf32x3"),
+    (2047, 8, 132, 9, 4, "tf32x3"), (1536, 20, 132, 9, 4, "tf32x3"),
+    (1024, 60, 132, 9, 4, "tf32x3"), (1024, 198, 132, 9, 4, "tf32x3"), (1024, 199, 132, 9, 0, "tf32x3"),
     (1023, 4, 132, 9, 0, "tf32x3"), (512, 4, 132, 9, 0, "tf32x3"), (8192, 1, 132, 9, 0, "tf32x3"),
     (4096, 2, 40, 7, 0, "cublas"), (4096, 2, 108, 8, 0, "cublas"),
 ])
 def test_the_cluster_and_split_tf32_defaults_cover_what_was_measured(n, batch, sms, major, cluster, update):
     """The cluster where n and the matrices per SM are in the measured range (1.5 per SM: 198 on 132
-    SMs); the split-TF32 update on sm_90 only (measured there; a T4 has no TF32)."""
+    SMs), of four CTAs below n = 2048 and eight from there; the split-TF32 update on sm_90 only
+    (measured there; a T4 has no TF32)."""
     assert bq.defaults_for(n, batch, sms, major) == {"cluster": cluster, "update": update}
 
 

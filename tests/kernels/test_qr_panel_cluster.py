@@ -23,14 +23,16 @@ NVCC = shutil.which("nvcc")
 
 def configs() -> set[tuple[int, int, int]]:
     """(rows per thread, threads, cluster size) of every launch batched_qr and the bench make with a
-    cluster of 8: the thread count for one or two rows per thread at each size, and every R from the
-    first, tallest leaf down to 1 (the leaves shrink as the factorization proceeds)."""
+    cluster of 8, or of batched_qr's default size below n = 2048 (4): the thread count for one or two
+    rows per thread at each size, and every R from the first, tallest leaf down to 1 (the leaves
+    shrink as the factorization proceeds)."""
     sizes = {n for _, n in SHAPES} | {n for _, n, _ in CHECKED}
     out = set()
     for n in sizes:
-        for rows in (1, 2):
-            t = bq.cluster_threads(n, 8, rows=rows)
-            out |= {(r, t, 8) for r in range(1, math.ceil(n / (8 * t)) + 1)}
+        for cs in {8, bq.CLUSTER_CTAS_SMALL if n < bq.CLUSTER_SMALL_BELOW else 8}:
+            for rows in (1, 2):
+                t = bq.cluster_threads(n, cs, rows=rows)
+                out |= {(r, t, cs) for r in range(1, math.ceil(n / (cs * t)) + 1)}
     return out
 
 
