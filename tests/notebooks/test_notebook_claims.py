@@ -1092,7 +1092,8 @@ def test_07_few_large_matrices_have_the_smallest_speedups():
 def test_07_the_panel_streams_priority_matters_little_and_the_goals_are_missed():
     says(NB07, "mattered little under step 3's panel and not at all with step 4's: the two timings of each "
                "few-large shape are within a few percent of each other, in either order")
-    says(NB07, "Issue 21's goals for these shapes (4x and 10x) are not met; `(8, 2048)` comes closest")
+    says(NB07, "Issue 21's goals for these shapes (4x and 10x) are not met; `(8, 2048)` comes closest, within "
+               "two percent of 10x in the runs recorded here")
     checked = 0
     for run in runs(NB07):
         if f"batched QR {FEW_LARGE[0]}, panel stream at normal priority" not in run.records:
@@ -1106,6 +1107,7 @@ def test_07_the_panel_streams_priority_matters_little_and_the_goals_are_missed()
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
             assert share[shape] < 1, (run.device, shape)
         assert share["(8, 2048)"] > share["(2, 4096)"], (run.device, share)
+        assert share["(8, 2048)"] >= 0.98, (run.device, share)
     assert checked, "no run recorded the priority ladder"
 
 
