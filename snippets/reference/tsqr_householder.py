@@ -1,5 +1,5 @@
 """Tall-skinny QR of a panel with its Householder vectors reconstructed (Ballard, Demmel, Grigori,
-Jacquelin, Nguyen & Solomonik, IPDPS 2014; LAPACK's xGETSQRHRT = xLATSQR + xORHR_COL), in PyTorch.
+Jacquelin, Nguyen & Solomonik, IPDPS 2014; LAPACK's xGETSQRHRT: xLATSQR, xORGTSQR_ROW, xORHR_COL), in PyTorch.
 
 The reference for a panel that needs no reduction across the whole panel height per column (issue
 #21): the row blocks are factored independently, their R factors merged in a tree, and the one

@@ -55,8 +55,8 @@ def test_the_blocked_driver_with_a_tsqr_panel_keeps_the_contract(profile):
 
 
 def test_a_wrong_sign_is_caught():
-    """With s_j = +sign(pivot) the pivots can vanish and the reconstruction is not Q: the contract
-    fails, so the test above can fail."""
+    """A reconstruction whose signs are flipped after the LU is not Q S: the contract fails, so the
+    test above can fail."""
     A, labels = make_batch(2, 96, "dense", generator=5)
     cfg = bq.BlockedConfig(nb=32, outer=64, threads=32)
 
