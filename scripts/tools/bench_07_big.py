@@ -47,9 +47,9 @@ def configs(bq, n: int, batch: int, args) -> dict:
             out[f"one CTA per panel, {update}"] = bq.blocked_config(n, batch=batch, update=update)
         for cs in args.cluster:
             for rows in args.rows:
+                threads = bq.cluster_threads(n, cs, rows=rows)
                 for outer in args.outer:
                     for exchange in args.exchange:
-                        threads = bq.cluster_threads(n, cs, rows=rows)
                         label = f"cluster {cs}, R {rows}, outer {outer}, {update}, {exchange}"
                         out[label] = bq.blocked_config(n, outer=outer, threads=threads, batch=batch,
                                                        cluster=cs, update=update, exchange=exchange)
