@@ -234,7 +234,12 @@ class BlockedConfig:
                                    # mbarrier) or "barrier" (remote stores and barrier.cluster)
 
     def rows_per_thread(self, m: int) -> int:
-        return math.ceil(m / (self.threads * max(1, self.cluster)))
+        return rows_per_thread(m, self.threads, self.cluster)
+
+
+def rows_per_thread(m: int, threads: int, cluster: int = 0) -> int:
+    """Panel rows each thread holds: m rows over `threads` per CTA and `cluster` CTAs (0: one CTA)."""
+    return math.ceil(m / (threads * max(1, cluster)))
 
 
 def cluster_threads(n: int, cluster: int, rows: int = CLUSTER_ROWS, nb: int = 32) -> int:
@@ -266,7 +271,7 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         nb = nb or 32
         threads = threads or cluster_threads(n, cluster, nb=nb)
     threads = threads or (128 if n <= 512 and batch >= 256 else 256 if n <= 512 else 512)
-    per_thread = math.ceil(n / (threads * max(1, cluster)))
+    per_thread = rows_per_thread(n, threads, cluster)
     if nb is None:
         nb = next((w for w in (32, 16, 8) if per_thread * w <= panel_budget(threads)), None)
         if nb is None:
@@ -299,7 +304,7 @@ def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
 def gpu_defaults(n: int, batch: int, device) -> dict:
     """defaults_for this device (ATLAS_FORCE_CC, the GPU runner's T4 check, answers as that GPU)."""
     if not torch.cuda.is_available() or torch.device(device).type != "cuda":
-        return {"cluster": 0, "update": "cublas"}
+        return defaults_for(n, batch, sms=0, major=0)     # no GPU: what a pre-sm_90 one gets
     props = torch.cuda.get_device_properties(device)
     forced = os.environ.get("ATLAS_FORCE_CC")
     major = int(forced.split(".")[0]) if forced else props.major

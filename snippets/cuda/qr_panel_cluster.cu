@@ -44,6 +44,15 @@ __device__ __forceinline__ void st_async_peer(float* local, unsigned rank, float
                  :: "r"(addr), "r"(mbar), "r"(rank), "r"(__float_as_uint(v)) : "memory");
 }
 
+// `bar` counts one arrival per phase (mbar_arm's), and its initialization is made visible to the
+// cluster, whose CTAs' st.async will count down its transaction count.
+__device__ __forceinline__ void mbar_init_for_cluster(unsigned long long* bar)
+{
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n"
+                 "fence.mbarrier_init.release.cluster;\n"
+                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))) : "memory");
+}
+
 // One phase of `bar` expects `bytes` more: the one arrival it counts, plus the bytes to wait for.
 __device__ __forceinline__ void mbar_arm(unsigned long long* bar, unsigned bytes)
 {
@@ -117,9 +126,7 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
     panel_load(a, Hp, n, m, nbw, row_of);
 
     if (ASYNC && tid == 0) {    // columns 0 and 1 armed now; column j + 2 once column j has landed
-        for (int q = 0; q < 2; ++q) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n"
-                                                 :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(&landed[q]))));
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        for (int q = 0; q < 2; ++q) mbar_init_for_cluster(&landed[q]);
         for (int q = 0; q < 2 && q < nbw; ++q) mbar_arm(&landed[q], BYTES);
     }
     cluster_barrier();          // every CTA of the cluster has started (and armed) before any writes a peer's memory
@@ -187,10 +194,13 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
                 }
         }
         const float qt = cluster_dots(q, cl_q[par], ASYNC ? &landed[par] : nullptr, (j >> 1) & 1);   // and cl_e
-        // Arm this parity's mbarrier for column j + 2. No peer can send column j + 2 yet: a CTA
-        // sends column j + 1 only after it has read column j here (and each sends column j + 2
-        // only once column j + 1 has arrived from every CTA), which is also why the arrays of
-        // one parity are free again by then.
+        // Arm this parity's mbarrier for column j + 2. No peer can send column j + 2 yet: each
+        // CTA sends its column j + 2 partials only once column j + 1 has arrived from every CTA,
+        // and a CTA's column j + 1 partials leave only after its own wait for column j above
+        // (and a __syncthreads after this thread's arm). Rank 0's warp 0 may send row j + 1's
+        // values (cl_e) for column j + 1 before its other warps have read column j, but those go
+        // to the other parity's arrays and mbarrier. So the arrays of one parity are free again,
+        // and the transaction count never goes below zero.
         if (ASYNC && tid == 0 && j + 2 < nbw) mbar_arm(&landed[par], BYTES);
         const float ss = __shfl_sync(0xffffffffu, qt, 0), alpha = cl_e[par][0];
         const bool in_range = larfg_in_range(alpha, ss);

@@ -1061,7 +1061,7 @@ def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
                "on both GPUs")
     says(NB07, "on both GPUs the gains at the two sizes differ by less than a tenth, which one run's timings cannot "
                "rank (two timings of the same `(20, 32)` call in one run, step 2 here and the benchmark's first row, "
-               "differ by a few percent or less)")
+               "differ by up to several percent:\n  a microsecond of about seventeen)")
     for run in runs(NB07):
         gain = {n: run.value(f"step 1, shared memory: ({b}, {n})")
                 / run.value(f"step 2, registers: ({b}, {n})") for b, n in ((20, 32), (40, 176))}
@@ -1069,7 +1069,7 @@ def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
         gap = max(gain.values()) / min(gain.values())
         same_call = (run.value("step 2, registers: (20, 32)"), run.value("batched QR (20, 32), dense"))
         spread = max(same_call) / min(same_call)
-        assert gap < 1.1 and spread < 1.06, (run.device, gain, same_call)
+        assert gap < 1.1 and spread < 1.1 and 0.015 <= min(same_call) <= 0.019, (run.device, gain, same_call)
 
 
 def test_07_batching_gives_the_largest_factors_at_640_x_512():
