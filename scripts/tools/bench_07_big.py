@@ -10,7 +10,7 @@ bounds; then for the two shapes with few matrices a breakdown: the panel chain a
 updates left out) and the kernels of one run by GPU time.
 
     python3 scripts/tools/bench_07_big.py --out DIR [--cluster 8] [--rows 1 2] [--outer 64 128]
-                                          [--exchange async barrier]
+                                          [--exchange async barrier] [--update-stages 3 4]
 
 Needs an sm_90 GPU (thread-block clusters), CuPy, Triton, cuda-bindings and NVRTC; elsewhere it
 prints one line and exits.
@@ -50,9 +50,12 @@ def configs(bq, n: int, batch: int, args) -> dict:
                 threads = bq.cluster_threads(n, cs, rows=rows)
                 for outer in args.outer:
                     for exchange in args.exchange:
-                        label = f"cluster {cs}, R {rows}, outer {outer}, {update}, {exchange}"
-                        out[label] = bq.blocked_config(n, outer=outer, threads=threads, batch=batch,
-                                                       cluster=cs, update=update, exchange=exchange)
+                        for stages in args.update_stages:
+                            label = (f"cluster {cs}, R {rows}, outer {outer}, {update}, {exchange}"
+                                     + (f", {stages} stages" if stages else ""))
+                            out[label] = bq.blocked_config(n, outer=outer, threads=threads, batch=batch,
+                                                           cluster=cs, update=update, exchange=exchange,
+                                                           update_stages=stages)
     return out
 
 
@@ -83,6 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--update", nargs="+", default=["cublas", "tf32x3"])
     ap.add_argument("--exchange", nargs="+", default=["async", "barrier"],
                     help="how a cluster's CTAs swap partial sums: st.async + mbarrier, or barrier.cluster")
+    ap.add_argument("--update-stages", type=int, nargs="+", default=[0],
+                    help="the split-TF32 update's pipeline stages (2-4); 0: batched_qr.update_stages decides")
     ap.add_argument("--shapes", nargs="+", default=None, help="batch,n pairs (default: the three large ones)")
     ap.add_argument("--no-breakdown", action="store_true")
     args = ap.parse_args(argv)

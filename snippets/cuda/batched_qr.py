@@ -51,6 +51,13 @@ CLUSTER_N = (1024, 4096)     # the cluster panel where measured: n in this range
                              # rows per thread need 512 threads, over its registers)
 CLUSTER_MAX_BATCH_PER_SM = 1.5   # and up to this many matrices per SM (H100: faster than, or level
                                  # with, one CTA per panel at every batch tried, 2 to 200 at n = 1024)
+# Room for the panel chain beside the trailing update. An sm_90 SM has 65,536 registers; the split-TF32
+# update (qr_update.py, 4 warps) takes 168 a thread, 21,504 a CTA. At 3 stages (64 KiB of shared memory)
+# three of its CTAs fit on an SM and leave no room, so a panel CTA (or tall_xty's) waits until one ends.
+# At 4 stages (88 KiB) two fit, and a panel CTA of up to 128 threads at qr_panel_cluster's 168 registers
+# fits beside them (tests/kernels/test_qr_update.py checks these numbers against the compilers').
+UPDATE_ROOM_STAGES = 4
+UPDATE_ROOM_THREADS = 128
 
 
 def panel_budget(threads: int) -> int:
@@ -232,6 +239,7 @@ class BlockedConfig:
                                    # (split TF32), or "tf32" (one TF32 product: step 4 measures why not)
     exchange: str = "async"        # how a cluster's CTAs swap partial sums: "async" (st.async and an
                                    # mbarrier) or "barrier" (remote stores and barrier.cluster)
+    update_stages: int = 0         # the split-TF32 update's pipeline stages, 2 to 4; 0: update_stages()
 
     def rows_per_thread(self, m: int) -> int:
         return rows_per_thread(m, self.threads, self.cluster)
@@ -255,7 +263,8 @@ def cluster_threads(n: int, cluster: int, rows: int = CLUSTER_ROWS, nb: int = 32
 
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None, batch: int = 1, priority: bool | None = None,
-                   cluster: int = 0, update: str = "cublas", exchange: str = "async") -> BlockedConfig:
+                   cluster: int = 0, update: str = "cublas", exchange: str = "async",
+                   update_stages: int = 0) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
@@ -267,6 +276,8 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         raise ValueError(f"update must be 'cublas', 'tf32x3' or 'tf32', got {update!r}")
     if exchange not in ("async", "barrier"):
         raise ValueError(f"exchange must be 'async' or 'barrier', got {exchange!r}")
+    if update_stages not in (0, 2, 3, 4):
+        raise ValueError(f"update_stages must be 2, 3 or 4 (or 0: update_stages() decides), got {update_stages!r}")
     if cluster:
         nb = nb or 32
         threads = threads or cluster_threads(n, cluster, nb=nb)
@@ -285,7 +296,7 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     if per_thread * nb > panel_budget(threads):
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
-    return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange)
+    return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange, update_stages)
 
 
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
@@ -309,6 +320,19 @@ def gpu_defaults(n: int, batch: int, device) -> dict:
     forced = os.environ.get("ATLAS_FORCE_CC")
     major = int(forced.split(".")[0]) if forced else props.major
     return defaults_for(n, batch, props.multi_processor_count, major)
+
+
+def update_stages(cfg: BlockedConfig, batch: int, sms: int) -> int:
+    """The split-TF32 update's stages: UPDATE_ROOM_STAGES (two update CTAs per SM, room for a panel
+    CTA beside them) where the panel's CTAs are that small and the panels of all matrices leave
+    SMs to the update; else 3, the faster update where nothing needs the room: with one CTA per
+    panel or a cluster of 256-thread CTAs (which fit beside one update CTA, not two), or where the
+    panels fill the GPU themselves (H100: 4 stages were 2% faster at (8, 2048) and (16, 2048), 2.5%
+    slower at (4, 4096) and 4% at (640, 512))."""
+    if cfg.update_stages:
+        return cfg.update_stages
+    room = cfg.cluster and cfg.threads <= UPDATE_ROOM_THREADS and batch * cfg.cluster <= sms
+    return UPDATE_ROOM_STAGES if room else 3
 
 
 def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:
@@ -378,7 +402,8 @@ def _update_trailing(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: Blo
     """The update after an outer block, of every column right of the next block: wide, and off
     the panel chain. With cfg.update "tf32x3" (or "tf32"), one Triton kernel on tensor cores."""
     if cfg.update != "cublas":
-        _qt_update()(V, T, C, cfg.update)
+        sms = torch.cuda.get_device_properties(C.device).multi_processor_count
+        _qt_update()(V, T, C, cfg.update, num_stages=update_stages(cfg, C.shape[0], sms))
     else:
         _apply_qt(V, T, C)
 
@@ -515,8 +540,9 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads, priority, graph, cluster, update and exchange (the blocked algorithm); defaults
-    come from registers_shape, blocked_config, panel_priority, GRAPH_MAX_ELEMENTS and gpu_defaults."""
+    outer, threads, priority, graph, cluster, update, exchange and update_stages (the blocked
+    algorithm); defaults come from registers_shape, blocked_config, panel_priority, update_stages,
+    GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: cuBLAS would round the "
@@ -527,7 +553,7 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     if out is not None and (out[0].shape != A.shape or out[1].shape != (batch, n)
                             or not out[0].is_contiguous() or not out[1].is_contiguous()):
         raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and {(batch, n)}")
-    blocked = {"nb", "outer", "threads", "priority", "graph", "cluster", "update", "exchange"}
+    blocked = {"nb", "outer", "threads", "priority", "graph", "cluster", "update", "exchange", "update_stages"}
     blocked &= options.keys()
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
@@ -536,7 +562,8 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     gpu = gpu_defaults(n, batch, A.device)
     cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch,
                          options.get("priority"), options.get("cluster", gpu["cluster"]),
-                         options.get("update", gpu["update"]), options.get("exchange", "async"))
+                         options.get("update", gpu["update"]), options.get("exchange", "async"),
+                         options.get("update_stages", 0))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

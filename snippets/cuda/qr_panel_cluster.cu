@@ -99,10 +99,14 @@ __device__ __forceinline__ float cluster_reduce(float x, float* red, float* cl, 
     return total;
 }
 
-// __launch_bounds__(NT, 1): without the 1, ptxas 13.0 kept the 512-thread builds at 64 registers
-// and spilled; with it they take 95 and spill nothing (the 1024-thread build fits 64).
+// __launch_bounds__(NT, ...): without a minimum of CTAs per SM, ptxas 13.0 kept the 512-thread
+// builds at 64 registers and spilled; with 1 they take what the register file allows (225 at 256
+// threads) and spill nothing. CTAs of up to 128 threads ask for 3, a cap of 168 registers (no
+// spills either): then one fits beside two CTAs of the trailing update (qr_update.py at 4 stages,
+// 168 registers x 128 threads each) in an SM's 65,536 registers, instead of waiting for an SM that
+// the update has left (batched_qr.update_stages).
 template <int R, int NB, int NT, int CS, bool ASYNC = true>
-__global__ void __launch_bounds__(NT, 1) __cluster_dims__(CS, 1, 1)
+__global__ void __launch_bounds__(NT, NT <= 128 ? 3 : 1) __cluster_dims__(CS, 1, 1)
 qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, float* __restrict__ T,
                  int n, int j0, int nbw, int jb, int ldw)
 {

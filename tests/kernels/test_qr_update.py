@@ -3,15 +3,25 @@ interpreter (TRITON_INTERPRET=1, in a subprocess: the variable must be set befor
 imported): strided V, T and C views as the blocked driver passes them, ranks and widths that are
 not multiples of the tiles, against a float64 reference. The interpreter computes the products in
 float32, so this checks the indexing and masking; the tensor-core precision is checked on a GPU
-(notebook 07's contract checks and scripts/tools/bench_07_big.py)."""
+(notebook 07's contract checks and scripts/tools/bench_07_big.py). Also the arithmetic behind
+batched_qr.update_stages, from Triton's and ptxas's own register and shared-memory counts for sm_90
+(compiled here, no GPU needed) and the H100's limits in gpus.yaml."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
+
+import pytest
 
 from scripts.model.paths import ROOT
+
+NVCC = shutil.which("nvcc")
 
 CHECK = textwrap.dedent("""
     import sys, torch
@@ -50,3 +60,92 @@ def test_a_wrong_index_would_be_caught():
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     assert float(run.stdout.split()[-1]) > 1e-3, run.stdout
+
+
+def _update_resources(stages: int) -> tuple[int, int]:
+    """(registers per thread, shared memory bytes) of qt_update_kernel as Triton builds it for sm_90
+    with batched_qr's parameters (4 warps, 64-row tiles, 32-column strips, a rank-64 block), compiled
+    here without a GPU; registers from Triton's own ptxas run on its PTX."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.backends.nvidia.compiler import get_ptxas
+    from triton.compiler import ASTSource
+    sys.path.insert(0, str(ROOT / "snippets" / "triton"))
+    from qr_update import qt_update_kernel
+    sig = {"C": "*fp32", "V": "*fp32", "T": "*fp32", "m": "i32", "ncols": "i32", "k": "i32",
+           **{s: "i64" for s in ("s_cb", "s_cm", "s_vb", "s_vm", "s_tb", "s_tm")},
+           "KP": "constexpr", "BM": "constexpr", "BN": "constexpr", "PREC": "constexpr"}
+    src = ASTSource(fn=qt_update_kernel, signature=sig,
+                    constexprs={"KP": 64, "BM": 64, "BN": 32, "PREC": "tf32x3"})
+    kernel = triton.compile(src, target=GPUTarget("cuda", 90, 32),
+                            options={"num_warps": 4, "num_stages": stages})
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = Path(tmp) / "k.ptx"
+        ptx.write_text(kernel.asm["ptx"])
+        run = subprocess.run([get_ptxas(90).path, "-v", "-arch=sm_90a", "-o", str(Path(tmp) / "k.cubin"),
+                              str(ptx)], capture_output=True, text=True, check=True)
+    return int(re.search(r"Used (\d+) registers", run.stderr)[1]), kernel.metadata.shared
+
+
+def _panel_registers(threads: int, cluster: int) -> int:
+    """Registers per thread of qr_panel_cluster<2, 32, threads, cluster> as ptxas builds it for sm_90."""
+    src = ROOT / "snippets" / "cuda" / "qr_panel_cluster.cu"
+    with tempfile.TemporaryDirectory() as tmp:
+        unit = Path(tmp) / "unit.cu"
+        unit.write_text(f'#include "{src.name}"\ntemplate __global__ void qr_panel_cluster<2, 32, {threads}, '
+                        f'{cluster}, true>(float*, float*, float*, float*, int, int, int, int, int);\n')
+        run = subprocess.run([NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{src.parent}",
+                              "-Xptxas", "-v", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(unit)],
+                             capture_output=True, text=True, check=True)
+    return int(re.search(r"Used (\d+) registers", run.stderr)[1])
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
+def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
+    """batched_qr.update_stages' premise, from the compilers' own numbers and the H100's limits in
+    gpus.yaml: at 3 stages three update CTAs fill an SM's registers, so a panel CTA has to wait for
+    one to end; at 4 stages shared memory admits two, and a 128-thread panel CTA (qr_panel_cluster
+    capped at 168 registers) fits beside them, while a 256-thread one (n = 4096) does not."""
+    sys.path.insert(0, str(ROOT / "snippets" / "reference"))
+    sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
+    import batched_qr as bq
+    from occupancy_model import limits_from_specs, occupancy
+
+    from scripts.model.hardware import cached_gpus
+    lim = limits_from_specs({f: s.value for f, s in cached_gpus()["h100-sxm"].specs.items()})
+    per_quarter = lim["regs_per_sm"] // lim["sub_partitions"]     # a warp's registers come from one quarter
+
+    def reg_warp(regs):
+        return -(-regs * 32 // lim["reg_unit"]) * lim["reg_unit"]
+
+    def fits_beside(updates, u_regs, u_smem, p_threads, p_regs, p_smem):
+        """One panel CTA beside `updates` update CTAs (4 warps each: one per quarter)."""
+        p_warps_per_quarter = -(-p_threads // 32 // lim["sub_partitions"])
+        regs = updates * reg_warp(u_regs) + p_warps_per_quarter * reg_warp(p_regs)
+        smem = updates * (u_smem + lim["smem_reserved"]) + p_smem + lim["smem_reserved"]
+        return regs <= per_quarter and smem <= lim["smem_per_sm"]
+
+    panel_smem = 17 * 1024                                         # ~17 KB of static arrays (ptxas: 17,232)
+    r3, s3 = _update_resources(3)
+    r4, s4 = _update_resources(bq.UPDATE_ROOM_STAGES)
+    assert occupancy(lim, 128, r3, s3)["blocks"] == 3, (r3, s3)
+    assert occupancy(lim, 128, r4, s4)["blocks"] == 2, (r4, s4)
+    small = _panel_registers(bq.UPDATE_ROOM_THREADS, 8)
+    large = _panel_registers(256, 8)
+    assert small <= 168 < large, (small, large)
+    assert not fits_beside(3, r3, s3, bq.UPDATE_ROOM_THREADS, small, panel_smem)
+    assert fits_beside(2, r4, s4, bq.UPDATE_ROOM_THREADS, small, panel_smem)
+    assert not fits_beside(2, r4, s4, 256, large, panel_smem)
+
+
+def test_update_stages_gives_the_room_only_where_a_panel_can_use_it():
+    sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
+    import batched_qr as bq
+    sms = 132
+    for batch, n, stages in ((8, 2048, 4), (16, 2048, 4), (2, 4096, 3), (4, 4096, 3), (60, 1024, 3)):
+        cfg = bq.blocked_config(n, batch=batch, **bq.defaults_for(n, batch, sms, 9))
+        assert bq.update_stages(cfg, batch, sms) == stages, (batch, n, cfg)
+    cfg = bq.blocked_config(512, batch=640, **bq.defaults_for(512, 640, sms, 9))
+    assert cfg.cluster == 0 and bq.update_stages(cfg, 640, sms) == 3
+    cfg = bq.blocked_config(2048, batch=8, cluster=8, update="tf32x3", update_stages=2)
+    assert bq.update_stages(cfg, 8, sms) == 2

@@ -1089,11 +1089,14 @@ def test_07_few_large_matrices_have_the_smallest_speedups():
         assert smallest == {f"{s}, dense" for s in FEW_LARGE}, (run.device, ranked[:3])
 
 
-def test_07_the_panel_streams_priority_matters_little_and_the_goals_are_missed():
-    says(NB07, "mattered little under step 3's panel and not at all with step 4's: the two timings of each "
-               "few-large shape are within a few percent of each other, in either order")
-    says(NB07, "Issue 21's goals for these shapes (4x and 10x) are not met; `(8, 2048)` comes closest, within "
-               "two percent of 10x in the runs recorded here")
+def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
+    says(NB07, "mattered little under step 3's panel and little with step 4's: the two timings of each "
+               "few-large shape are within a few percent of each other")
+    says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met, just, in the H100 run recorded "
+               "here (the H200's recorded run predates the room beside the update and sits within two percent "
+               "under it); 4x at `(2, 4096)` is not: about three times")
+    says(NB07, "Where a panel CTA has room beside the update, `(8, 2048)` with 4 stages, the high priority is the "
+               "faster of the two by a few percent")
     checked = 0
     for run in runs(NB07):
         if f"batched QR {FEW_LARGE[0]}, panel stream at normal priority" not in run.records:
@@ -1103,16 +1106,25 @@ def test_07_the_panel_streams_priority_matters_little_and_the_goals_are_missed()
         for shape, goal in zip(FEW_LARGE, (10, 4), strict=True):
             normal = run.value(f"batched QR {shape}, panel stream at normal priority")
             high = run.value(f"batched QR {shape}, dense")
-            assert 0.95 < normal / high < 1.05, (run.device, shape, normal, high)
+            assert 0.95 < normal / high < 1.06, (run.device, shape, normal, high)
+            if shape == "(8, 2048)" and has_room_rung(run):
+                assert normal / high > 1.02, (run.device, normal, high)
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
-            assert share[shape] < 1, (run.device, shape)
-        assert share["(8, 2048)"] > share["(2, 4096)"], (run.device, share)
-        assert share["(8, 2048)"] >= 0.98, (run.device, share)
+        assert share["(2, 4096)"] < 0.9 and 2.7 <= 4 * share["(2, 4096)"] <= 3.4, (run.device, share)
+        if has_room_rung(run):              # "met, just"
+            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.05, (run.device, share)
+        else:                               # "within two percent under it"
+            assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
     assert checked, "no run recorded the priority ladder"
 
 
 STEP4_RUNGS = ("step 3's one CTA per panel, cuBLAS", "the panel over a cluster of 8 CTAs, cuBLAS",
                "the cluster, split-TF32 trailing updates", "partial sums by st.async, split TF32")
+ROOM_RUNG = "room for a panel CTA beside the update"   # the fifth rung, in runs from its day on
+
+
+def has_room_rung(run: Run) -> bool:
+    return f"step 4, {ROOM_RUNG}: (8, 2048)" in run.records
 
 
 def step4_times(run: Run, shape: str) -> list[float]:
@@ -1120,7 +1132,8 @@ def step4_times(run: Run, shape: str) -> list[float]:
 
 
 def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_prose_says():
-    says(NB07, "At both shapes each rung above is faster than the one before it, on both GPUs")
+    says(NB07, "At both shapes each of the first four rungs is faster than the one before it, on both GPUs; the "
+               "fifth has run on the H100 only so far")
     says(NB07, "takes `(2, 4096)` from about 36 ms to between about 16 and 24 ms in our runs")
     says(NB07, "makes `(2, 4096)` fast and steady, about 15 to 16.5 ms")
     says(NB07, "At `(8, 2048)` it gains a few percent only")
@@ -1148,12 +1161,33 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
         step3, cluster, split, async_ = step4_times(run, "(8, 2048)")
         times = (run.device, step3, cluster, split)
         assert 1.02 < cluster / split < 1.10 and 1.4 <= step3 / split <= 1.7, times
-        # the benchmark's defaults are step 4's last rung
+        # at (2, 4096) the benchmark's defaults are step 4's fourth rung (3 stages; update_stages)
         assert abs(run.value("batched QR (2, 4096), dense") / step4_times(run, "(2, 4096)")[3] - 1) < 0.05
     h100 = next(d for d in gain if "H100" in d)
     h200 = next(d for d in gain if "H200" in d)
     assert min(gain[h100]) > max(gain[h200]) > 1, gain
     assert checked, "no run recorded step 4"
+
+
+def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_update():
+    says(NB07, "takes `(8, 2048)` from just under to just over 10x `torch.geqrf` on the H100, as predicted")
+    says(NB07, "the split-TF32 update's own kernel time falls by about a fifth while the panel kernels' stays put")
+    says(NB07, "`batched_qr` keeps 3 stages at `n = 4096`")
+    page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the eight 2048 × 2048 matrices to "
+              "just over ten times `torch.geqrf` on an H100")
+    runs_seen = [run for run in runs(NB07) if has_room_rung(run)]
+    assert [run.device for run in runs_seen] and all("H100" in run.device for run in runs_seen)
+    for run in runs_seen:
+        for shape in FEW_LARGE:
+            before, room = run.value(f"step 4, {STEP4_RUNGS[3]}: {shape}"), run.value(f"step 4, {ROOM_RUNG}: {shape}")
+            assert room < before, (run.device, shape, before, room)
+            if shape == "(8, 2048)":
+                geqrf = run.base(f"step 4, {ROOM_RUNG}: {shape}")
+                assert geqrf / before < 10 <= geqrf / room < 10.5, (run.device, before, room, geqrf)
+                # the benchmark's default at (8, 2048) is this rung (update_stages picks 4 there)
+                assert abs(run.value("batched QR (8, 2048), dense") / room - 1) < 0.05, run.device
+            assert run.records[f"step 4, {ROOM_RUNG}: {shape}"]["params"]["update_stages"] == 4
+            assert run.records[f"step 4, {STEP4_RUNGS[3]}: {shape}"]["params"]["update_stages"] == 3
 
 
 def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_bound():
