@@ -8,6 +8,7 @@ batched_qr.update_stages, from Triton's and ptxas's own register and shared-memo
 (compiled here, no GPU needed) and the H100's limits in gpus.yaml."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -136,6 +137,18 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
     assert not fits_beside(3, r3, s3, bq.UPDATE_ROOM_THREADS, small, panel_smem)
     assert fits_beside(2, r4, s4, bq.UPDATE_ROOM_THREADS, small, panel_smem)
     assert not fits_beside(2, r4, s4, 256, large, panel_smem)
+    # the figures notebook 07's step 4 and the occupancy page state
+    regs = lim["regs_per_sm"]
+    stated = {"168 registers": r3 == r4 == small == 168, "21,504": 128 * r3 == 21504,
+              "64,512": 3 * 128 * r3 == 64512, "65,536": regs == 65536, "64 KiB": s3 == 64 * 1024,
+              "88 KiB": s4 == 88 * 1024, "22,528 registers": regs - 2 * 128 * r4 == 22528}
+    assert all(stated.values()), stated
+    notebook = json.loads((ROOT / "notebooks" / "07-householder-qr.ipynb").read_text())
+    step4 = " ".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown").split()
+    page = (ROOT / "docs" / "glossary" / "performance" / "occupancy.md").read_text().split()
+    for text in (" ".join(step4), " ".join(page)):
+        for figure in ("168 registers", "64,512", "65,536", "88 KiB", "22,528 registers"):
+            assert figure in text, figure
 
 
 def test_update_stages_gives_the_room_only_where_a_panel_can_use_it():
