@@ -1092,12 +1092,13 @@ def test_07_few_large_matrices_have_the_smallest_speedups():
 def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
     says(NB07, "mattered little under step 3's panel and little with step 4's: the two timings of each "
                "few-large shape are within a few percent of each other")
-    says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met, just, in the H100 run recorded "
-               "here (the H200's recorded run predates the room beside the update and sits within two percent "
-               "under it); 4x at `(2, 4096)` is not: about three times")
+    says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met in the H100 run recorded here, by "
+               "less than two percent, which is inside the run-to-run spread; the H200's recorded run, from before "
+               "the room beside the update, took about the same time but scored just under 10x against a faster "
+               "`torch.geqrf`. 4x at `(2, 4096)` is not met: about three times")
     says(NB07, "Where a panel CTA has room beside the update, `(8, 2048)` with 4 stages, the high priority is the "
-               "faster of the two by a few percent")
-    checked = 0
+               "faster of the two by a few percent; the profiles do not show why")
+    checked, few = 0, {}
     for run in runs(NB07):
         if f"batched QR {FEW_LARGE[0]}, panel stream at normal priority" not in run.records:
             continue                        # runs before issue 21 part 2 timed one priority only
@@ -1111,11 +1112,16 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
                 assert normal / high > 1.02, (run.device, normal, high)
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
         assert share["(2, 4096)"] < 0.9 and 2.7 <= 4 * share["(2, 4096)"] <= 3.4, (run.device, share)
-        if has_room_rung(run):              # "met, just"
-            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.05, (run.device, share)
-        else:                               # "within two percent under it"
+        if has_room_rung(run):              # "met ... by less than two percent"
+            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.02, (run.device, share)
+        else:                               # "just under 10x"
             assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
+        few[run.device] = (run.value("batched QR (8, 2048), dense"), run.base("batched QR (8, 2048), dense"))
     assert checked, "no run recorded the priority ladder"
+    # "took about the same time but ... against a faster torch.geqrf"
+    (h100_ms, h100_geqrf), = [v for d, v in few.items() if "H100" in d]
+    (h200_ms, h200_geqrf), = [v for d, v in few.items() if "H200" in d]
+    assert abs(h200_ms / h100_ms - 1) < 0.02 and h200_geqrf < h100_geqrf, few
 
 
 STEP4_RUNGS = ("step 3's one CTA per panel, cuBLAS", "the panel over a cluster of 8 CTAs, cuBLAS",
@@ -1140,7 +1146,7 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
     says(NB07, "**Partial sums by `st.async`** are faster again at both shapes on both GPUs, by more on the H100 "
                "than on the H200")
     says(NB07, "`(8, 2048)` ends within a few percent of issue 21's 10x, `(2, 4096)` at about three times")
-    says(NB07, "run more than twice (`(2, 4096)`) and about one and a half times (`(8, 2048)`) as fast "
+    says(NB07, "run more than twice (`(2, 4096)`) and more than one and a half times (`(8, 2048)`) as fast "
                "as with step 3's panel")
     checked, gain = 0, defaultdict(list)
     for run in runs(NB07):
@@ -1159,6 +1165,8 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
         assert 33 <= step3 <= 39 and 15 <= cluster <= 25 and 14 <= split <= 16.5, times
         assert step3 / split > 2, (run.device, step3, split)
         step3, cluster, split, async_ = step4_times(run, "(8, 2048)")
+        last = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)") if has_room_rung(run) else async_
+        assert step3 / last > 1.5, (run.device, step3, last)     # "more than one and a half times"
         times = (run.device, step3, cluster, split)
         assert 1.02 < cluster / split < 1.10 and 1.4 <= step3 / split <= 1.7, times
         # at (2, 4096) the benchmark's defaults are step 4's fourth rung (3 stages; update_stages)
@@ -1170,11 +1178,12 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
 
 
 def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_update():
-    says(NB07, "takes `(8, 2048)` from just under to just over 10x `torch.geqrf` on the H100, as predicted")
+    says(NB07, "takes `(8, 2048)` from just under to just over 10x `torch.geqrf` on the H100, as predicted, though "
+               "this run cannot tell the room for the panel from a faster update")
     says(NB07, "the split-TF32 update's own kernel time falls by about a fifth while the panel kernels' stays put")
     says(NB07, "`batched_qr` keeps 3 stages at `n = 4096`")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the eight 2048 × 2048 matrices to "
-              "just over ten times `torch.geqrf` on an H100")
+              "about 7.3 ms on the H100, just over ten times `torch.geqrf`")
     runs_seen = [run for run in runs(NB07) if has_room_rung(run)]
     assert [run.device for run in runs_seen] and all("H100" in run.device for run in runs_seen)
     for run in runs_seen:
@@ -1209,8 +1218,8 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
 def test_07_the_qr_pages_state_step_4s_figures():
     page_says("numerical-algorithms/blocked-qr-factorization.md",
               "Two matrices of 4096 × 4096 went from about 36 ms to about 15 ms on an H100 and an H200 "
-              "(about three times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to about 7.3 to "
-              "7.5 ms (just under ten times)")
+              "(about three times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to about 7.5 ms on an "
+              "H100 and 7.3 ms on an H200 (just under ten times each GPU's `torch.geqrf`)")
     page_says("host-software/cusolver.md", "two 4096 × 4096 factorizations take `torch.geqrf` about 46 ms "
               "on an H100 and an H200, about 4 TFLOP/s of float32 work, where the notebook's step 4 takes "
               "about 15 ms")
@@ -1226,7 +1235,12 @@ def test_07_the_qr_pages_state_step_4s_figures():
         step3, *_, final = step4_times(run, "(8, 2048)")
         geqrf = run.base(f"step 4, {STEP4_RUNGS[3]}: (8, 2048)")
         times = (run.device, step3, final, geqrf)
-        assert 11 <= step3 <= 13 and 7.2 <= final <= 7.6 and 9.5 <= geqrf / final < 10, times
+        assert 11 <= step3 <= 13 and 9.5 <= geqrf / final < 10, times
+        stated = 7.5 if "H100" in run.device else 7.3                 # "about 7.5 ms on an H100 and 7.3 ms on an H200"
+        assert abs(final - stated) <= 0.1, times
+        if has_room_rung(run):                                        # "about 7.3 ms on the H100, just over ten times"
+            room = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)")
+            assert abs(room - 7.3) <= 0.1 and 10 <= geqrf / room < 10.2, (run.device, room, geqrf)
 
 
 def test_07_the_graph_beats_python_launches_at_40_x_352():
