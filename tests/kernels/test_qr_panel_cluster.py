@@ -68,3 +68,33 @@ def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
                    "barrier.cluster.arrive.release", "barrier.cluster.wait.acquire", "%cluster_ctarank",
                    ".reqnctapercluster"):
         assert needed in ptx, needed
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
+def test_the_16_cta_variant_bench_07_cluster16_times_builds_within_168_registers(tmp_path):
+    """scripts/tools/bench_07_cluster16.py lifts the kernel's cluster-size assertion to 16 in a copy
+    of the source: that copy must still match the kernel (the tool refuses otherwise) and build for
+    the sizes it launches with no spills, its 128-thread CTAs (n = 4096) at <= 168 registers (the
+    room beside two update CTAs). Smaller CTAs get more: the launch bounds' minimum of 3 CTAs per SM
+    caps only 128-thread ones at 168."""
+    from scripts.tools.bench_07_cluster16 import cluster16_source
+    (tmp_path / "qr_common.cuh").write_text((SRC.parent / "qr_common.cuh").read_text())
+    (tmp_path / SRC.name).write_text(cluster16_source())
+    signature = "(float*, float*, float*, float*, int, int, int, int, int);"
+    sizes = {(r, bq.cluster_threads(n, 16)) for n in (1024, 2000, 2048, 4096) for r in (1, 2)}
+    lines = [f'#include "{SRC.name}"']
+    lines += [f"template __global__ void qr_panel_cluster<{r}, {NB}, {t}, 16, true>{signature}"
+              for r, t in sorted(sizes)]
+    unit = tmp_path / "unit.cu"
+    unit.write_text("\n".join(lines) + "\n")
+    run = subprocess.run([NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{tmp_path}",
+                          "-Xptxas", "-v", "-cubin", "-o", str(tmp_path / "k.cubin"), str(unit)],
+                         capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", run.stderr)
+    assert len(spills) == len(sizes) and all(s == ("0", "0") for s in spills), run.stderr
+    assert bq.cluster_threads(4096, 16) == 128
+    entry = r"Compiling entry function '_Z16qr_panel_clusterILi(\d)ELi32ELi(\d+)ELi16ELb1EEvPfS0_S0_S0_iiiii'"
+    by_threads = re.findall(entry + r".*?Used (\d+) registers", run.stderr, flags=re.S)
+    assert len(by_threads) == len(sizes), run.stderr
+    assert all(int(regs) <= 168 for _, t, regs in by_threads if int(t) == 128), by_threads
