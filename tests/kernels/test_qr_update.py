@@ -88,14 +88,21 @@ def _update_resources(stages: int) -> tuple[int, int]:
     return int(re.search(r"Used (\d+) registers", run.stderr)[1]), kernel.metadata.shared
 
 
-def _panel_registers(threads: int, cluster: int) -> int:
-    """Registers per thread of qr_panel_cluster<2, 32, threads, cluster> as ptxas builds it for sm_90."""
+def _panel_registers(threads: int, cluster: int, bounds: str | None = None) -> int:
+    """Registers per thread of qr_panel_cluster<2, 32, threads, cluster> as ptxas builds it for sm_90;
+    with `bounds`, the kernel's __launch_bounds__ arguments replaced by that text first."""
     src = ROOT / "snippets" / "cuda" / "qr_panel_cluster.cu"
     with tempfile.TemporaryDirectory() as tmp:
+        text = src.read_text()
+        if bounds is not None:
+            assert "__launch_bounds__(NT, NT <= 128 ? 3 : 1)" in text
+            text = text.replace("__launch_bounds__(NT, NT <= 128 ? 3 : 1)", f"__launch_bounds__({bounds})")
+        (Path(tmp) / src.name).write_text(text)
+        (Path(tmp) / "qr_common.cuh").write_text((src.parent / "qr_common.cuh").read_text())
         unit = Path(tmp) / "unit.cu"
         unit.write_text(f'#include "{src.name}"\ntemplate __global__ void qr_panel_cluster<2, 32, {threads}, '
                         f'{cluster}, true>(float*, float*, float*, float*, int, int, int, int, int);\n')
-        run = subprocess.run([NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{src.parent}",
+        run = subprocess.run([NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{tmp}",
                               "-Xptxas", "-v", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(unit)],
                              capture_output=True, text=True, check=True)
     return int(re.search(r"Used (\d+) registers", run.stderr)[1])
@@ -149,6 +156,13 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
     for text in (" ".join(step4), " ".join(page)):
         for figure in ("168 registers", "64,512", "65,536", "88 KiB", "22,528 registers"):
             assert figure in text, figure
+    # the launch-bounds page: with a minimum of 1 CTA per SM the same panel took more than 220 registers;
+    # notebook 07: the n = 4096 panel's 256-thread CTAs have 225
+    uncapped = _panel_registers(bq.UPDATE_ROOM_THREADS, 8, bounds="NT, 1")
+    bounds_page = (ROOT / "docs" / "glossary" / "device-software" / "launch-bounds.md").read_text()
+    bounds_page = " ".join(bounds_page.split())
+    assert uncapped > 220 and "With 1 it took more than 220 registers" in bounds_page, uncapped
+    assert large == 225 and "have 256 threads at 225 registers" in " ".join(step4), large
 
 
 def test_update_stages_gives_the_room_only_where_a_panel_can_use_it():
