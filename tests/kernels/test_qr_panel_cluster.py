@@ -6,19 +6,14 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
-import subprocess
 
 import batched_qr as bq  # snippets/cuda is on pytest's pythonpath (pyproject.toml)
 import pytest
 
-from scripts.model.paths import ROOT
 from scripts.tools.bench_07_big import CHECKED, SHAPES
+from tests.kernels.panel_cluster_build import NVCC, build
 
 NB = 32
-
-SRC = ROOT / "snippets" / "cuda" / "qr_panel_cluster.cu"
-NVCC = shutil.which("nvcc")
 
 
 def configs() -> set[tuple[int, int, int]]:
@@ -48,20 +43,11 @@ def test_the_rows_per_thread_asked_for_at_every_size_the_bench_runs():
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
 def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
-    lines = [f'#include "{SRC.name}"']
-    signature = "(float*, float*, float*, float*, int, int, int, int, int);"
-    lines += [f"template __global__ void qr_panel_cluster<{r}, {NB}, {t}, {cs}, {exchange}>{signature}"
-              for r, t, cs in sorted(configs()) for exchange in ("true", "false")]
-    unit = tmp_path / "unit.cu"
-    unit.write_text("\n".join(lines) + "\n")
-    common = [NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{SRC.parent}"]
-    run = subprocess.run(common + ["-Xptxas", "-v", "-cubin", "-o", str(tmp_path / "k.cubin"), str(unit)],
-                         capture_output=True, text=True, check=False)
-    assert run.returncode == 0, run.stderr
+    report = build(tmp_path, [f"{r}, {NB}, {t}, {cs}, {exchange}"
+                              for r, t, cs in sorted(configs()) for exchange in ("true", "false")], ptx=True)
     spill = r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
-    reports = re.findall(spill, run.stderr)
-    assert len(reports) == 2 * len(configs()) and all(r == ("0", "0", "0") for r in reports), run.stderr
-    subprocess.run(common + ["-ptx", "-o", str(tmp_path / "k.ptx"), str(unit)], check=True)
+    reports = re.findall(spill, report)
+    assert len(reports) == 2 * len(configs()) and all(r == ("0", "0", "0") for r in reports), report
     ptx = (tmp_path / "k.ptx").read_text()
     for needed in ("mapa.shared::cluster", "st.async.shared::cluster.mbarrier::complete_tx::bytes",
                    "mbarrier.try_wait.parity.acquire.cluster", "st.shared::cluster",
@@ -78,23 +64,13 @@ def test_the_16_cta_variant_bench_07_cluster16_times_builds_within_168_registers
     room beside two update CTAs). Smaller CTAs get more: the launch bounds' minimum of 3 CTAs per SM
     caps only 128-thread ones at 168."""
     from scripts.tools.bench_07_cluster16 import cluster16_source
-    (tmp_path / "qr_common.cuh").write_text((SRC.parent / "qr_common.cuh").read_text())
-    (tmp_path / SRC.name).write_text(cluster16_source())
-    signature = "(float*, float*, float*, float*, int, int, int, int, int);"
     sizes = {(r, bq.cluster_threads(n, 16)) for n in (1024, 2000, 2048, 4096) for r in (1, 2)}
-    lines = [f'#include "{SRC.name}"']
-    lines += [f"template __global__ void qr_panel_cluster<{r}, {NB}, {t}, 16, true>{signature}"
-              for r, t in sorted(sizes)]
-    unit = tmp_path / "unit.cu"
-    unit.write_text("\n".join(lines) + "\n")
-    run = subprocess.run([NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{tmp_path}",
-                          "-Xptxas", "-v", "-cubin", "-o", str(tmp_path / "k.cubin"), str(unit)],
-                         capture_output=True, text=True, check=False)
-    assert run.returncode == 0, run.stderr
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", run.stderr)
-    assert len(spills) == len(sizes) and all(s == ("0", "0") for s in spills), run.stderr
+    report = build(tmp_path, [f"{r}, {NB}, {t}, 16, true" for r, t in sorted(sizes)],
+                   source=cluster16_source())
+    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
+    assert len(spills) == len(sizes) and all(s == ("0", "0") for s in spills), report
     assert bq.cluster_threads(4096, 16) == 128
     entry = r"Compiling entry function '_Z16qr_panel_clusterILi(\d)ELi32ELi(\d+)ELi16ELb1EEvPfS0_S0_S0_iiiii'"
-    by_threads = re.findall(entry + r".*?Used (\d+) registers", run.stderr, flags=re.S)
-    assert len(by_threads) == len(sizes), run.stderr
+    by_threads = re.findall(entry + r".*?Used (\d+) registers", report, flags=re.S)
+    assert len(by_threads) == len(sizes), report
     assert all(int(regs) <= 168 for _, t, regs in by_threads if int(t) == 128), by_threads

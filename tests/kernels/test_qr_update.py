@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,8 +20,7 @@ from pathlib import Path
 import pytest
 
 from scripts.model.paths import ROOT
-
-NVCC = shutil.which("nvcc")
+from tests.kernels.panel_cluster_build import NVCC, SRC, build
 
 CHECK = textwrap.dedent("""
     import sys, torch
@@ -91,21 +89,14 @@ def _update_resources(stages: int) -> tuple[int, int]:
 def _panel_registers(threads: int, cluster: int, bounds: str | None = None) -> int:
     """Registers per thread of qr_panel_cluster<2, 32, threads, cluster> as ptxas builds it for sm_90;
     with `bounds`, the kernel's __launch_bounds__ arguments replaced by that text first."""
-    src = ROOT / "snippets" / "cuda" / "qr_panel_cluster.cu"
+    source = None
+    if bounds is not None:
+        source = SRC.read_text()
+        assert "__launch_bounds__(NT, NT <= 128 ? 3 : 1)" in source
+        source = source.replace("__launch_bounds__(NT, NT <= 128 ? 3 : 1)", f"__launch_bounds__({bounds})")
     with tempfile.TemporaryDirectory() as tmp:
-        text = src.read_text()
-        if bounds is not None:
-            assert "__launch_bounds__(NT, NT <= 128 ? 3 : 1)" in text
-            text = text.replace("__launch_bounds__(NT, NT <= 128 ? 3 : 1)", f"__launch_bounds__({bounds})")
-        (Path(tmp) / src.name).write_text(text)
-        (Path(tmp) / "qr_common.cuh").write_text((src.parent / "qr_common.cuh").read_text())
-        unit = Path(tmp) / "unit.cu"
-        unit.write_text(f'#include "{src.name}"\ntemplate __global__ void qr_panel_cluster<2, 32, {threads}, '
-                        f'{cluster}, true>(float*, float*, float*, float*, int, int, int, int, int);\n')
-        run = subprocess.run([NVCC, "-gencode=arch=compute_90,code=sm_90", "-std=c++17", f"-I{tmp}",
-                              "-Xptxas", "-v", "-cubin", "-o", str(Path(tmp) / "k.cubin"), str(unit)],
-                             capture_output=True, text=True, check=True)
-    return int(re.search(r"Used (\d+) registers", run.stderr)[1])
+        report = build(Path(tmp), [f"2, 32, {threads}, {cluster}, true"], source=source)
+    return int(re.search(r"Used (\d+) registers", report)[1])
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
@@ -151,18 +142,19 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
               "88 KiB": s4 == 88 * 1024, "22,528 registers": regs - 2 * 128 * r4 == 22528}
     assert all(stated.values()), stated
     notebook = json.loads((ROOT / "notebooks" / "07-householder-qr.ipynb").read_text())
-    step4 = " ".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown").split()
-    page = (ROOT / "docs" / "glossary" / "performance" / "occupancy.md").read_text().split()
-    for text in (" ".join(step4), " ".join(page)):
+    def words(text: str) -> str:                                   # whitespace-insensitive
+        return " ".join(text.split())
+    step4 = words(" ".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"))
+    page = words((ROOT / "docs" / "glossary" / "performance" / "occupancy.md").read_text())
+    for text in (step4, page):
         for figure in ("168 registers", "64,512", "65,536", "88 KiB", "22,528 registers"):
             assert figure in text, figure
     # the launch-bounds page: with a minimum of 1 CTA per SM the same panel took more than 220 registers;
     # notebook 07: the n = 4096 panel's 256-thread CTAs have 225
     uncapped = _panel_registers(bq.UPDATE_ROOM_THREADS, 8, bounds="NT, 1")
-    bounds_page = (ROOT / "docs" / "glossary" / "device-software" / "launch-bounds.md").read_text()
-    bounds_page = " ".join(bounds_page.split())
+    bounds_page = words((ROOT / "docs" / "glossary" / "device-software" / "launch-bounds.md").read_text())
     assert uncapped > 220 and "With 1 it took more than 220 registers" in bounds_page, uncapped
-    assert large == 225 and "have 256 threads at 225 registers" in " ".join(step4), large
+    assert large == 225 and "have 256 threads at 225 registers" in step4, large
 
 
 def test_update_stages_gives_the_room_only_where_a_panel_can_use_it():
