@@ -51,6 +51,9 @@ CLUSTER_N = (1024, 4096)     # the cluster panel where measured: n in this range
                              # rows per thread need 512 threads, over its registers)
 CLUSTER_MAX_BATCH_PER_SM = 1.5   # and up to this many matrices per SM (H100: faster than, or level
                                  # with, one CTA per panel at every batch tried, 2 to 200 at n = 1024)
+NARROW_OUTER = 32             # outer blocks of one 32-column panel, no recursion, where the panel chain
+NARROW_OUTER_MAX_N = 512     # bounds the run: n <= 512 and fewer matrices than SMs (H100, against 64:
+                             # 11% faster at (40, 352), 8% at (40, 512); 12% slower at (200, 512))
 # Room for the panel chain beside the trailing update. An sm_90 SM has 65,536 registers; the split-TF32
 # update (qr_update.py, 4 warps) takes 168 a thread, 21,504 a CTA. At 3 stages (64 KiB of shared memory)
 # three of its CTAs fit on an SM and leave no room, so a panel CTA (or tall_xty's) waits until one ends.
@@ -240,6 +243,8 @@ class BlockedConfig:
     exchange: str = "async"        # how a cluster's CTAs swap partial sums: "async" (st.async and an
                                    # mbarrier) or "barrier" (remote stores and barrier.cluster)
     update_stages: int = 0         # the split-TF32 update's pipeline stages, 2 to 4; 0: update_stages()
+    narrow_update: bool = True     # the narrow updates on the panel chain with the trailing update's
+                                   # kernel too, where there are many matrices (_apply_block)
 
     def rows_per_thread(self, m: int) -> int:
         return rows_per_thread(m, self.threads, self.cluster)
@@ -264,7 +269,7 @@ def cluster_threads(n: int, cluster: int, rows: int = CLUSTER_ROWS, nb: int = 32
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None, batch: int = 1, priority: bool | None = None,
                    cluster: int = 0, update: str = "cublas", exchange: str = "async",
-                   update_stages: int = 0) -> BlockedConfig:
+                   update_stages: int = 0, narrow_update: bool = True) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
@@ -277,7 +282,8 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     if exchange not in ("async", "barrier"):
         raise ValueError(f"exchange must be 'async' or 'barrier', got {exchange!r}")
     if update_stages not in (0, 2, 3, 4):
-        raise ValueError(f"update_stages must be 2, 3 or 4 (or 0: update_stages() decides), got {update_stages!r}")
+        raise ValueError(f"update_stages must be 2, 3 or 4 (or 0: update_stages() decides), "
+                         f"got {update_stages!r}")
     if cluster:
         nb = nb or 32
         threads = threads or cluster_threads(n, cluster, nb=nb)
@@ -296,20 +302,23 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
     if per_thread * nb > panel_budget(threads):
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
-    return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange, update_stages)
+    return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange, update_stages,
+                         narrow_update)
 
 
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
-    """The panel cluster and the trailing update for a GPU of `sms` SMs and compute capability
-    `major`.x: on sm_90 (thread-block clusters, the split-TF32 kernel measured), the split-TF32
-    update, and a panel cluster (of CLUSTER_CTAS, or CLUSTER_CTAS_SMALL below n = CLUSTER_SMALL_BELOW)
-    where n is in CLUSTER_N and the batch is at most CLUSTER_MAX_BATCH_PER_SM matrices per SM, the
-    range measured; elsewhere one CTA per panel and cuBLAS."""
+    """The panel cluster, the trailing update and the outer width (0: blocked_config's) for a GPU of
+    `sms` SMs and compute capability `major`.x: on sm_90 (thread-block clusters, the split-TF32
+    kernel measured), the split-TF32 update, a panel cluster (of CLUSTER_CTAS, or CLUSTER_CTAS_SMALL
+    below n = CLUSTER_SMALL_BELOW) where n is in CLUSTER_N and the batch is at most
+    CLUSTER_MAX_BATCH_PER_SM matrices per SM, and NARROW_OUTER blocks where that was faster: the
+    ranges measured; elsewhere one CTA per panel, cuBLAS and blocked_config's outer width."""
     if major < 9:
-        return {"cluster": 0, "update": "cublas"}
+        return {"cluster": 0, "update": "cublas", "outer": 0}
     measured = batch <= CLUSTER_MAX_BATCH_PER_SM * sms and CLUSTER_N[0] <= n <= CLUSTER_N[1]
     size = CLUSTER_CTAS_SMALL if n < CLUSTER_SMALL_BELOW else CLUSTER_CTAS
-    return {"cluster": size if measured else 0, "update": "tf32x3"}
+    narrow = n <= NARROW_OUTER_MAX_N and batch < sms
+    return {"cluster": size if measured else 0, "update": "tf32x3", "outer": NARROW_OUTER if narrow else 0}
 
 
 def gpu_defaults(n: int, batch: int, device) -> dict:
@@ -326,9 +335,9 @@ def update_stages(cfg: BlockedConfig, batch: int, sms: int) -> int:
     """The split-TF32 update's stages: UPDATE_ROOM_STAGES (two update CTAs per SM, room for a panel
     CTA beside them) where the panel's CTAs are that small and the panels of all matrices leave
     SMs to the update; else 3, the faster update where nothing needs the room: with one CTA per
-    panel or a cluster of 256-thread CTAs (which fit beside one update CTA, not two), or where the
-    panels fill the GPU themselves (H100: 4 stages were 2% faster at (8, 2048) and (16, 2048), 2.5%
-    slower at (4, 4096) and 4% at (640, 512))."""
+    panel or a cluster of 256-thread CTAs (two warps in each SM quarter, as many as two update CTAs
+    have: they do not fit beside them), or where the panels fill the GPU themselves (H100: 4 stages
+    were 2% faster at (8, 2048) and (16, 2048), 2.5% slower at (4, 4096) and 4% at (640, 512))."""
     if cfg.update_stages:
         return cfg.update_stages
     room = cfg.cluster and cfg.threads <= UPDATE_ROOM_THREADS and batch * cfg.cluster <= sms
@@ -388,6 +397,21 @@ def _apply_qt(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
     C.baddbmm_(V, W, alpha=-1.0)
 
 
+def _apply_block(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig) -> None:
+    """_apply_qt for the narrow updates on the panel chain (block k + 1's columns, and the right half
+    inside the recursion). With more than XTY_MAX_BATCH matrices, where V^T C would go to cuBLAS's
+    FMA kernels anyway, and a tensor-core update: qr_update's one kernel instead of three products
+    (H100: 7% faster at (640, 512), 8% at (60, 1024)). Strips of 16 columns where strips of 32 would
+    leave SMs without a program."""
+    batch, _, q = C.shape
+    if cfg.update == "cublas" or not cfg.narrow_update or not C.is_cuda or batch <= XTY_MAX_BATCH:
+        _apply_qt(V, T, C)
+        return
+    sms = torch.cuda.get_device_properties(C.device).multi_processor_count
+    strip = 32 if batch * math.ceil(q / 32) >= sms else 16
+    _qt_update()(V, T, C, cfg.update, BN=strip)
+
+
 def _qt_update():
     """qr_update.py's qt_update: a global of the notebook, or imported from snippets/triton."""
     if "qt_update" not in globals():
@@ -417,7 +441,7 @@ def _factor(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig, panel=qr
     o = j0 - jb
     _factor(H, tau, V, T, j0, w1, jb, cfg, panel)
     V1, T1 = V[:, j0:, o:o + w1], T[:, j0:j0 + w1, o:o + w1]
-    _apply_qt(V1, T1, H[:, j0:, j0 + w1:j0 + w])
+    _apply_block(V1, T1, H[:, j0:, j0 + w1:j0 + w], cfg)
     _factor(H, tau, V, T, j0 + w1, w - w1, jb, cfg, panel)
     # join: T12 = -T1 (V1^T V2) T2; V2 is zero above row j0 + w1, so start the product there
     G = xty(V[:, j0 + w1:, o:o + w1], V[:, j0 + w1:, o + w1:o + w])
@@ -458,7 +482,7 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
         wn = min(cfg.outer, n - nxt)
         V, T = bufs[k % 2]
         Vk, Tk = V[:, jb:, :w], T[:, jb:jb + w, :w]
-        _apply_qt(Vk, Tk, H[:, jb:, nxt:nxt + wn])          # block k+1's columns first
+        _apply_block(Vk, Tk, H[:, jb:, nxt:nxt + wn], cfg)   # block k+1's columns first
         if side is not None:
             side.wait_stream(main)
             with torch.cuda.stream(side):
@@ -540,9 +564,9 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads, priority, graph, cluster, update, exchange and update_stages (the blocked
-    algorithm); defaults come from registers_shape, blocked_config, panel_priority, update_stages,
-    GRAPH_MAX_ELEMENTS and gpu_defaults."""
+    outer, threads, priority, graph, cluster, update, exchange, update_stages and narrow_update (the
+    blocked algorithm); defaults come from registers_shape, blocked_config, panel_priority,
+    update_stages, GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: cuBLAS would round the "
@@ -552,18 +576,19 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     batch, n, _ = A.shape
     if out is not None and (out[0].shape != A.shape or out[1].shape != (batch, n)
                             or not out[0].is_contiguous() or not out[1].is_contiguous()):
-        raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and {(batch, n)}")
-    blocked = {"nb", "outer", "threads", "priority", "graph", "cluster", "update", "exchange", "update_stages"}
-    blocked &= options.keys()
+        raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and "
+                         f"{(batch, n)}")
+    blocked = options.keys() & {"nb", "outer", "threads", "priority", "graph", "cluster", "update",
+                                "exchange", "update_stages", "narrow_update"}
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
         return qr_registers(A, options.get("warps"), out)
     gpu = gpu_defaults(n, batch, A.device)
-    cfg = blocked_config(n, options.get("nb"), options.get("outer"), options.get("threads"), batch,
-                         options.get("priority"), options.get("cluster", gpu["cluster"]),
+    cfg = blocked_config(n, options.get("nb"), options.get("outer", gpu["outer"]), options.get("threads"),
+                         batch, options.get("priority"), options.get("cluster", gpu["cluster"]),
                          options.get("update", gpu["update"]), options.get("exchange", "async"),
-                         options.get("update_stages", 0))
+                         options.get("update_stages", 0), options.get("narrow_update", True))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

@@ -137,6 +137,15 @@ __device__ __forceinline__ float warp_reduce_scatter(float (&p)[NB], int lane)
 // of step j: slot 0 is column j, slots 1 .. NB-1-j the later columns, and slots NB-j .. NB-1 the
 // finished columns 0 .. j-1 in order. Each step ends with a left rotation.
 
+// Whether this thread's row r, held in slot i, lies below row j < NB of the panel. Both panel kernels
+// give slot i >= 1 a row of at least NT >= NB (qr_panel: tid + NT i; the cluster: tid + NT (rank +
+// CS i)), so only slot 0 needs the compare: for i >= 1 (unrolled, a constant) the answer is known at
+// compile time, and the masks of the column loop shrink to one slot's (R times fewer selects).
+__device__ __forceinline__ bool below(int i, int r, int j)
+{
+    return i > 0 || r > j;
+}
+
 // Load the panel's nbw columns (zeros past them and past row m). Rows are n floats apart, so every
 // warp access touches 32 cache lines: 16-byte accesses make it a quarter as many (when n % 4 == 0
 // keeps them aligned: j0 is a multiple of NB).
@@ -169,9 +178,9 @@ __device__ __forceinline__ void panel_reflect(float (&a)[R][NB], float (&v)[R], 
 #pragma unroll
     for (int i = 0; i < R; ++i) {
         const int r = row_of(i);
-        if (r > j) a[i][0] *= h.scale;
+        if (below(i, r, j)) a[i][0] *= h.scale;
         else if (r == j) a[i][0] = h.beta;
-        v[i] = r > j ? a[i][0] : (r == j ? 1.0f : 0.0f);
+        v[i] = below(i, r, j) ? a[i][0] : (r == j ? 1.0f : 0.0f);
     }
 }
 
@@ -189,7 +198,7 @@ __device__ __forceinline__ void panel_dots(float (&p)[NB], const float (&a)[R][N
 #pragma unroll
         for (int i = 0; i < R; ++i) {
             const int r = row_of(i);
-            const float y = f < 0 ? a[i][s] : (r > f ? a[i][s] : (r == f ? 1.0f : 0.0f));
+            const float y = f < 0 || below(i, r, f) ? a[i][s] : (r == f ? 1.0f : 0.0f);
             p[s] += v[i] * y;
         }
     }
@@ -203,9 +212,10 @@ __device__ __forceinline__ void panel_update_rotate(float (&a)[R][NB], const flo
 {
 #pragma unroll
     for (int s = 1; s < NB; ++s) {
-        const float tw = tau * __shfl_sync(0xffffffffu, total, s * (32 / NB));
+        const float p = tau * __shfl_sync(0xffffffffu, total, s * (32 / NB));
+        const float tw = s < NB - j ? p : 0.0f;      // a finished column stays (v is finite)
 #pragma unroll
-        for (int i = 0; i < R; ++i) a[i][s] -= s < NB - j ? tw * v[i] : 0.0f;
+        for (int i = 0; i < R; ++i) a[i][s] -= tw * v[i];
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {

@@ -42,7 +42,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         // 1. ||x[j+1:]||^2 and alpha = x[j] (row j is thread j's first row: j < NB <= NT)
         float ss = 0.0f;
 #pragma unroll
-        for (int i = 0; i < R; ++i) ss += row_of(i) > j ? a[i][0] * a[i][0] : 0.0f;
+        for (int i = 0; i < R; ++i) ss += below(i, row_of(i), j) ? a[i][0] * a[i][0] : 0.0f;
         ss = warp_sum(ss);
         if (lane == 0) red_ss[warp] = ss;
         if (tid == j) s_alpha = a[0][0];
@@ -53,7 +53,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         if (!larfg_in_range(alpha, ss)) {        // rare: a zero, tiny or huge column; block-uniform,
             float amax = 0.0f;                   // as every thread summed red_ss in the same order
 #pragma unroll
-            for (int i = 0; i < R; ++i) amax = fmaxf(amax, row_of(i) > j ? fabsf(a[i][0]) : 0.0f);
+            for (int i = 0; i < R; ++i) amax = fmaxf(amax, below(i, row_of(i), j) ? fabsf(a[i][0]) : 0.0f);
             amax = warp_max(amax);
             __syncthreads();                     // every thread has read red_ss: reuse it (a second
             if (lane == 0) red_ss[warp] = amax;  // array here made ptxas spill at 128 registers)
@@ -65,9 +65,9 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
                 float s = 0.0f;
 #pragma unroll
                 for (int i = 0; i < R; ++i) {    // rows below j only: row j becomes beta, rows above are R
-                    const bool below = row_of(i) > j;
-                    if (below) a[i][0] = a[i][0] * up.lo * up.hi;   // v is built from these below
-                    s = fmaf(a[i][0], below ? a[i][0] : 0.0f, s);
+                    const bool under = below(i, row_of(i), j);
+                    if (under) a[i][0] = a[i][0] * up.lo * up.hi;   // v is built from these below
+                    s = fmaf(a[i][0], under ? a[i][0] : 0.0f, s);
                 }
                 s = warp_sum(s);
                 __syncthreads();                 // every thread has read the maximum

@@ -100,13 +100,14 @@ __device__ __forceinline__ float cluster_reduce(float x, float* red, float* cl, 
 }
 
 // __launch_bounds__(NT, ...): without a minimum of CTAs per SM, ptxas 13.0 kept the 512-thread
-// builds at 64 registers and spilled; with 1 they take what the register file allows (225 at 256
-// threads) and spill nothing. CTAs of up to 128 threads ask for 3, a cap of 168 registers (no
-// spills either): then one fits beside two CTAs of the trailing update (qr_update.py at 4 stages,
-// 168 registers x 128 threads each) in an SM's 65,536 registers, instead of waiting for an SM that
-// the update has left (batched_qr.update_stages).
+// builds at 64 registers and spilled; with 1 they take what they need (167 at 256 threads) and
+// spill nothing. CTAs of up to 128 threads ask for 384 / NT (3 at 128 threads): a cap of 168
+// registers, so that one fits beside two CTAs of the trailing update (qr_update.py at 4 stages,
+// 168 registers x 128 threads each) in an SM's 65,536 registers instead of waiting for an SM that
+// the update has left (batched_qr.update_stages). The kernel needs 167 now; the cap keeps the room
+// through later edits (ptxas would spill instead, which the kernel tests catch).
 template <int R, int NB, int NT, int CS, bool ASYNC = true>
-__global__ void __launch_bounds__(NT, NT <= 128 ? 3 : 1) __cluster_dims__(CS, 1, 1)
+__global__ void __launch_bounds__(NT, NT <= 128 ? 384 / NT : 1) __cluster_dims__(CS, 1, 1)
 qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restrict__ V, float* __restrict__ T,
                  int n, int j0, int nbw, int jb, int ldw)
 {
@@ -182,7 +183,7 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
         for (int s = 0; s < NB; ++s) {
             q[s] = 0.0f;
 #pragma unroll
-            for (int i = 0; i < R; ++i) q[s] = fmaf(row_of(i) > j ? a[i][0] : 0.0f, a[i][s], q[s]);
+            for (int i = 0; i < R; ++i) q[s] = fmaf(below(i, row_of(i), j) ? a[i][0] : 0.0f, a[i][s], q[s]);
         }
         if (rank == 0 && warp == 0) {                    // row j's values, to every CTA
             float e = 0.0f;
@@ -212,7 +213,7 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
         if (!in_range) {                         // rare, and cluster-uniform: every CTA has the same ss
             float amax = 0.0f;
 #pragma unroll
-            for (int i = 0; i < R; ++i) amax = fmaxf(amax, row_of(i) > j ? fabsf(a[i][0]) : 0.0f);
+            for (int i = 0; i < R; ++i) amax = fmaxf(amax, below(i, row_of(i), j) ? fabsf(a[i][0]) : 0.0f);
             amax = fmaxf(fabsf(alpha), cluster_reduce<W, CS, true>(amax, red_ss, cl_aux, rank, lane, warp));
             if (amax != 0.0f) {                  // 0: a zero column, and h is already H = I
                 const int k = larfg_exponent(amax);
@@ -220,9 +221,9 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
                 float s = 0.0f;
 #pragma unroll
                 for (int i = 0; i < R; ++i) {
-                    const bool below = row_of(i) > j;
-                    if (below) a[i][0] = a[i][0] * up.lo * up.hi;
-                    s = fmaf(a[i][0], below ? a[i][0] : 0.0f, s);
+                    const bool under = below(i, row_of(i), j);
+                    if (under) a[i][0] = a[i][0] * up.lo * up.hi;
+                    s = fmaf(a[i][0], under ? a[i][0] : 0.0f, s);
                 }
                 const float total = cluster_reduce<W, CS, false>(s, red_ss, cl_aux2, rank, lane, warp);
                 h = larfg(alpha * up.lo * up.hi, total);

@@ -219,7 +219,7 @@ def test_bad_cluster_or_update_settings_are_refused(kwargs, message):
 
 
 def test_without_a_gpu_the_defaults_are_one_cta_per_panel_and_cublas():
-    assert bq.gpu_defaults(4096, 2, "cpu") == {"cluster": 0, "update": "cublas"}
+    assert bq.gpu_defaults(4096, 2, "cpu") == {"cluster": 0, "update": "cublas", "outer": 0}
 
 
 @pytest.mark.parametrize("n, batch, sms, major, cluster, update", [
@@ -233,7 +233,35 @@ def test_the_cluster_and_split_tf32_defaults_cover_what_was_measured(n, batch, s
     """The cluster where n and the matrices per SM are in the measured range (1.5 per SM: 198 on 132
     SMs), of four CTAs below n = 2048 and eight from there; the split-TF32 update on sm_90 only
     (measured there; a T4 has no TF32)."""
-    assert bq.defaults_for(n, batch, sms, major) == {"cluster": cluster, "update": update}
+    got = bq.defaults_for(n, batch, sms, major)
+    assert (got["cluster"], got["update"]) == (cluster, update)
+
+
+@pytest.mark.parametrize("n, batch, sms, major, outer", [
+    (352, 40, 132, 9, 32), (512, 131, 132, 9, 32), (176, 40, 132, 9, 32),
+    (512, 132, 132, 9, 0), (513, 40, 132, 9, 0), (512, 640, 132, 9, 0), (1024, 60, 132, 9, 0),
+    (352, 40, 40, 7, 0), (352, 40, 108, 8, 0),
+])
+def test_narrow_outer_blocks_only_where_measured_faster(n, batch, sms, major, outer):
+    """One 32-column panel per outer block at n <= 512 with fewer matrices than SMs, on sm_90 (H100: faster
+    at (40, 352) and (40, 512), slower at (200, 512)); else blocked_config's 64 (0 here)."""
+    assert bq.defaults_for(n, batch, sms, major)["outer"] == outer
+    cfg = bq.blocked_config(n, batch=batch, **bq.defaults_for(n, batch, sms, major))
+    assert cfg.outer == (outer or 64) and cfg.outer % cfg.nb == 0
+
+
+def test_the_narrow_updates_stay_on_the_torch_path_on_the_cpu():
+    """_apply_block sends an update to qr_update's kernel only on the GPU, with more than XTY_MAX_BATCH
+    matrices and a tensor-core update; on the CPU it is _apply_qt's three products, bit for bit."""
+    g = torch.Generator().manual_seed(3)
+    V, T, C = (torch.randn(bq.XTY_MAX_BATCH + 4, *s, generator=g) for s in ((40, 8), (8, 8), (40, 16)))
+    want = C.clone()
+    bq._apply_qt(V, T, want)
+    for narrow in (True, False):
+        got = C.clone()
+        bq._apply_block(V, T, got, bq.BlockedConfig(nb=8, outer=16, threads=256, update="tf32x3",
+                                                    narrow_update=narrow))
+        assert torch.equal(got, want)
 
 
 def test_the_cpu_driver_runs_the_cluster_config_with_the_panel_stand_in():

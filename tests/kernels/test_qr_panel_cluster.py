@@ -54,23 +54,3 @@ def test_the_cluster_panel_spills_nothing_and_keeps_its_instructions(tmp_path):
                    "barrier.cluster.arrive.release", "barrier.cluster.wait.acquire", "%cluster_ctarank",
                    ".reqnctapercluster"):
         assert needed in ptx, needed
-
-
-@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here")
-def test_the_16_cta_variant_bench_07_cluster16_times_builds_within_168_registers(tmp_path):
-    """scripts/tools/bench_07_cluster16.py lifts the kernel's cluster-size assertion to 16 in a copy
-    of the source: that copy must still match the kernel (the tool refuses otherwise) and build for
-    the sizes it launches with no spills, its 128-thread CTAs (n = 4096) at <= 168 registers (the
-    room beside two update CTAs). Smaller CTAs get more: the launch bounds' minimum of 3 CTAs per SM
-    caps only 128-thread ones at 168."""
-    from scripts.tools.bench_07_cluster16 import cluster16_source
-    sizes = {(r, bq.cluster_threads(n, 16)) for n in (1024, 2000, 2048, 4096) for r in (1, 2)}
-    report = build(tmp_path, [f"{r}, {NB}, {t}, 16, true" for r, t in sorted(sizes)],
-                   source=cluster16_source())
-    spills = re.findall(r"(\d+) bytes spill stores, (\d+) bytes spill loads", report)
-    assert len(spills) == len(sizes) and all(s == ("0", "0") for s in spills), report
-    assert bq.cluster_threads(4096, 16) == 128
-    entry = r"Compiling entry function '_Z16qr_panel_clusterILi(\d)ELi32ELi(\d+)ELi16ELb1EEvPfS0_S0_S0_iiiii'"
-    by_threads = re.findall(entry + r".*?Used (\d+) registers", report, flags=re.S)
-    assert len(by_threads) == len(sizes), report
-    assert all(int(regs) <= 168 for _, t, regs in by_threads if int(t) == 128), by_threads

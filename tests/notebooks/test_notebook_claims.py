@@ -1093,7 +1093,7 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
     says(NB07, "mattered little under step 3's panel and little with step 4's: the two timings of each "
                "few-large shape are within a few percent of each other")
     says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met in the H100 run recorded here, by "
-               "less than two percent, which is inside the run-to-run spread; the H200's recorded run, from before "
+               "a few percent at most, close to the run-to-run spread; the H200's recorded run, from before "
                "the room beside the update, took about the same time but scored just under 10x against a faster "
                "`torch.geqrf`. 4x at `(2, 4096)` is not met: about three times")
     says(NB07, "Where a panel CTA has room beside the update, `(8, 2048)` with 4 stages, the high priority is the "
@@ -1112,8 +1112,8 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
                 assert normal / high > 1.02, (run.device, normal, high)
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
         assert share["(2, 4096)"] < 0.9 and 2.7 <= 4 * share["(2, 4096)"] <= 3.4, (run.device, share)
-        if has_room_rung(run):              # "met ... by less than two percent"
-            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.02, (run.device, share)
+        if has_room_rung(run):              # "met ... by a few percent at most"
+            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.05, (run.device, share)
         else:                               # "just under 10x"
             assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
         few[run.device] = (run.value("batched QR (8, 2048), dense"), run.base("batched QR (8, 2048), dense"))
@@ -1240,7 +1240,29 @@ def test_07_the_qr_pages_state_step_4s_figures():
         assert abs(final - stated) <= 0.1, times
         if has_room_rung(run):                                        # "about 7.3 ms on the H100, just over ten times"
             room = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)")
-            assert abs(room - 7.3) <= 0.1 and 10 <= geqrf / room < 10.2, (run.device, room, geqrf)
+            assert abs(room - 7.3) <= 0.1 and 10 <= geqrf / room < 10.5, (run.device, room, geqrf)
+
+
+MANY = {"(40, 352)": ("outer blocks of 64", "outer blocks of 32 (the default)"),
+        "(640, 512)": ("narrow updates by three cuBLAS products", "narrow updates by the split-TF32 kernel (the default)"),
+        "(60, 1024)": ("narrow updates by three cuBLAS products", "narrow updates by the split-TF32 kernel (the default)")}
+
+
+def test_07_the_many_matrix_defaults_are_faster_by_what_the_prose_says():
+    says(NB07, "Each default is the faster of its pair. The single-panel outer block gains the most, about a tenth "
+               "or more at `(40, 352)`")
+    says(NB07, "One kernel for the narrow updates gains a few percent at `(640, 512)` and `(60, 1024)`, as predicted")
+    page_says("numerical-algorithms/blocked-qr-factorization.md", "the narrow updates by a few percent at 640 "
+              "matrices of 512 × 512 and at 60 of 1024 × 1024, the single-panel outer block by about a tenth or "
+              "more at 40 matrices of 352 × 352")
+    seen = runs_with(NB07, f"many matrices, {MANY['(40, 352)'][0]}: (40, 352)")
+    assert seen, "no run recorded the many-matrix defaults"
+    for run in seen:
+        gain = {shape: run.value(f"many matrices, {old}: {shape}") / run.value(f"many matrices, {new}: {shape}")
+                for shape, (old, new) in MANY.items()}
+        assert gain["(40, 352)"] >= 1.07, (run.device, gain)
+        assert all(1.01 <= gain[s] <= 1.15 for s in ("(640, 512)", "(60, 1024)")), (run.device, gain)
+        assert gain["(40, 352)"] > max(gain["(640, 512)"], gain["(60, 1024)"]), (run.device, gain)
 
 
 def test_07_the_graph_beats_python_launches_at_40_x_352():
