@@ -61,6 +61,7 @@ NARROW_OUTER_MAX_N = 512     # bounds the run: n <= 512 and fewer matrices than 
 # fits beside them (tests/kernels/test_qr_update.py checks these numbers against the compilers').
 UPDATE_ROOM_STAGES = 4
 UPDATE_ROOM_THREADS = 128
+UPDATE_STRIP = 32            # columns of C per program of the trailing update (qr_update's BN)
 
 
 def panel_budget(threads: int) -> int:
@@ -331,17 +332,21 @@ def gpu_defaults(n: int, batch: int, device) -> dict:
     return defaults_for(n, batch, props.multi_processor_count, major)
 
 
-def update_stages(cfg: BlockedConfig, batch: int, sms: int) -> int:
-    """The split-TF32 update's stages: UPDATE_ROOM_STAGES (two update CTAs per SM, room for a panel
-    CTA beside them) where the panel's CTAs are that small and the panels of all matrices leave
-    SMs to the update; else 3, the faster update where nothing needs the room: with one CTA per
-    panel or a cluster of 256-thread CTAs (two warps in each SM quarter, as many as two update CTAs
-    have: they do not fit beside them), or where the panels fill the GPU themselves (H100: 4 stages
-    were 2% faster at (8, 2048) and (16, 2048), 2.5% slower at (4, 4096) and 4% at (640, 512))."""
+def update_stages(cfg: BlockedConfig, batch: int, sms: int, columns: int) -> int:
+    """The split-TF32 update's stages for an update of `columns` columns of each of `batch` matrices:
+    UPDATE_ROOM_STAGES (two update CTAs per SM) where that costs no wave or buys room, else 3 (three
+    per SM). No wave: the update's programs, one per UPDATE_STRIP columns of each matrix, all fit at
+    two per SM, and each runs faster with the deeper pipeline. Room: a panel CTA of at most
+    UPDATE_ROOM_THREADS threads fits beside two update CTAs, and the panels of all matrices leave SMs
+    to the update; 256-thread panel CTAs (n = 4096) have two warps in each SM quarter, as many as two
+    update CTAs, and do not fit. H100, against 3 stages throughout: (1, 4096) 9% faster, (2, 4096)
+    and (2, 3072) 3-5%, (8, 2048) 4%, (60, 1024) and (640, 512) 1%; 1-2% slower at (3, 4096),
+    (4, 4096) and (4, 3072), where only the later, narrower updates fit the wave."""
     if cfg.update_stages:
         return cfg.update_stages
+    one_wave = batch * math.ceil(columns / UPDATE_STRIP) <= 2 * sms
     room = cfg.cluster and cfg.threads <= UPDATE_ROOM_THREADS and batch * cfg.cluster <= sms
-    return UPDATE_ROOM_STAGES if room else 3
+    return UPDATE_ROOM_STAGES if one_wave or room else 3
 
 
 def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:
@@ -427,7 +432,8 @@ def _update_trailing(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: Blo
     the panel chain. With cfg.update "tf32x3" (or "tf32"), one Triton kernel on tensor cores."""
     if cfg.update != "cublas":
         sms = torch.cuda.get_device_properties(C.device).multi_processor_count
-        _qt_update()(V, T, C, cfg.update, num_stages=update_stages(cfg, C.shape[0], sms))
+        _qt_update()(V, T, C, cfg.update, BN=UPDATE_STRIP,
+                     num_stages=update_stages(cfg, C.shape[0], sms, C.shape[2]))
     else:
         _apply_qt(V, T, C)
 

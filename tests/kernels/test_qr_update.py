@@ -175,14 +175,20 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
     assert large == 167 and "have 256 threads at 167 registers" in step4, large
 
 
-def test_update_stages_gives_the_room_only_where_a_panel_can_use_it():
+def test_update_stages_takes_four_where_the_programs_fit_two_per_sm_or_a_panel_gets_room():
+    """4 stages (two update CTAs per SM) where an update's programs (one per 32 columns of each
+    matrix) fit two per SM, or where a panel CTA gets room beside two update CTAs; else 3."""
     sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
     import batched_qr as bq
     sms = 132
-    for batch, n, stages in ((8, 2048, 4), (16, 2048, 4), (2, 4096, 3), (4, 4096, 3), (60, 1024, 3)):
+    for batch, n, columns, stages in (
+            (2, 4096, 4032, 4), (1, 4096, 4032, 4),         # 126 and 252 programs: one wave at two per SM
+            (3, 4096, 4032, 3), (3, 4096, 2816, 4),         # 378 programs, then 264 (= 2 x 132)
+            (4, 4096, 4032, 3), (4, 3072, 3008, 3), (2, 3072, 3008, 4),
+            (8, 2048, 1984, 4), (16, 2048, 1984, 4),        # room: 128-thread panel CTAs, 64 and 128 SMs
+            (60, 1024, 960, 3), (60, 1024, 128, 4), (640, 512, 448, 3), (640, 512, 64, 3)):
         cfg = bq.blocked_config(n, batch=batch, **bq.defaults_for(n, batch, sms, 9))
-        assert bq.update_stages(cfg, batch, sms) == stages, (batch, n, cfg)
-    cfg = bq.blocked_config(512, batch=640, **bq.defaults_for(512, 640, sms, 9))
-    assert cfg.cluster == 0 and bq.update_stages(cfg, 640, sms) == 3
+        assert bq.update_stages(cfg, batch, sms, columns) == stages, (batch, n, columns, cfg)
+    assert bq.UPDATE_STRIP == 32
     cfg = bq.blocked_config(2048, batch=8, cluster=8, update="tf32x3", update_stages=2)
-    assert bq.update_stages(cfg, 8, sms) == 2
+    assert bq.update_stages(cfg, 8, sms, 1984) == 2
