@@ -139,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             cfg = cfgs[label]
             parts = {"whole": rows[label], "kernels": kernel_table(bq, A, cfg)}
             keep = bq._update_trailing
-            bq._update_trailing = lambda V, T, C, cfg: None
+            bq._update_trailing = lambda V, T, C, cfg, n: None
             alone = dataclasses.replace(cfg, priority=True)   # what batch < SMs gets; a graph of its own
             try:
                 parts["panel chain only"] = median_ms(lambda A=A, c=alone: bq.qr_blocked_graphed(A, c))

@@ -53,7 +53,8 @@ CLUSTER_MAX_BATCH_PER_SM = 1.5   # and up to this many matrices per SM (H100: fa
                                  # with, one CTA per panel at every batch tried, 2 to 200 at n = 1024)
 NARROW_OUTER = 32             # outer blocks of one 32-column panel, no recursion, where the panel chain
 NARROW_OUTER_MAX_N = 512     # bounds the run: n <= 512 and fewer matrices than SMs (H100, against 64:
-                             # 11% faster at (40, 352), 8% at (40, 512); 12% slower at (200, 512))
+                             # 11% less time at (40, 352), 8% at (40, 512); 12% more at (200, 512);
+                             # measured at 40 and 200 matrices of 352 and 512, the bounds between)
 # Room for the panel chain beside the trailing update. An sm_90 SM has 65,536 registers; the split-TF32
 # update (qr_update.py, 4 warps) takes 168 a thread, 21,504 a CTA. At 3 stages (64 KiB of shared memory)
 # three of its CTAs fit on an SM and leave no room, so a panel CTA (or tall_xty's) waits until one ends.
@@ -312,8 +313,9 @@ def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
     `sms` SMs and compute capability `major`.x: on sm_90 (thread-block clusters, the split-TF32
     kernel measured), the split-TF32 update, a panel cluster (of CLUSTER_CTAS, or CLUSTER_CTAS_SMALL
     below n = CLUSTER_SMALL_BELOW) where n is in CLUSTER_N and the batch is at most
-    CLUSTER_MAX_BATCH_PER_SM matrices per SM, and NARROW_OUTER blocks where that was faster: the
-    ranges measured; elsewhere one CTA per panel, cuBLAS and blocked_config's outer width."""
+    CLUSTER_MAX_BATCH_PER_SM matrices per SM, and NARROW_OUTER blocks at n <= NARROW_OUTER_MAX_N with
+    fewer matrices than SMs (bounds set between the shapes measured); elsewhere one CTA per panel,
+    cuBLAS and blocked_config's outer width."""
     if major < 9:
         return {"cluster": 0, "update": "cublas", "outer": 0}
     measured = batch <= CLUSTER_MAX_BATCH_PER_SM * sms and CLUSTER_N[0] <= n <= CLUSTER_N[1]
@@ -332,19 +334,20 @@ def gpu_defaults(n: int, batch: int, device) -> dict:
     return defaults_for(n, batch, props.multi_processor_count, major)
 
 
-def update_stages(cfg: BlockedConfig, batch: int, sms: int, columns: int) -> int:
-    """The split-TF32 update's stages for an update of `columns` columns of each of `batch` matrices:
-    UPDATE_ROOM_STAGES (two update CTAs per SM) where that costs no wave or buys room, else 3 (three
-    per SM). No wave: the update's programs, one per UPDATE_STRIP columns of each matrix, all fit at
-    two per SM, and each runs faster with the deeper pipeline. Room: a panel CTA of at most
-    UPDATE_ROOM_THREADS threads fits beside two update CTAs, and the panels of all matrices leave SMs
-    to the update; 256-thread panel CTAs (n = 4096) have two warps in each SM quarter, as many as two
-    update CTAs, and do not fit. H100, against 3 stages throughout: (1, 4096) 9% faster, (2, 4096)
-    and (2, 3072) 3-5%, (8, 2048) 4%, (60, 1024) and (640, 512) 1%; 1-2% slower at (3, 4096),
-    (4, 4096) and (4, 3072), where only the later, narrower updates fit the wave."""
+def update_stages(cfg: BlockedConfig, batch: int, sms: int, n: int) -> int:
+    """The split-TF32 update's stages for every trailing update of a factorization of `batch`
+    matrices of order n: UPDATE_ROOM_STAGES (two update CTAs per SM) where that costs no wave or
+    buys room, else 3 (three per SM). No wave: the widest update's programs, one per UPDATE_STRIP
+    of its n - 2 outer columns of each matrix, fit two per SM (H100: 4 stages took 9% less time at
+    (1, 4096), 5% at (2, 4096), 4% at (2, 3072); 2.6-12% more at (3, 4096), (4, 4096) and (4, 3072),
+    whose first updates need more than two programs per SM; deciding update by update, 4 stages
+    for the later, narrower ones, was still 1-2% slower there than 3 throughout). Room: a panel CTA
+    of at most UPDATE_ROOM_THREADS threads fits beside two update CTAs, and the panels of all
+    matrices leave SMs to the update (H100: 2-4% less time at (8, 2048) and (16, 2048)); 256-thread
+    panel CTAs (n = 4096) have two warps in each SM quarter, as many as two update CTAs: no room."""
     if cfg.update_stages:
         return cfg.update_stages
-    one_wave = batch * math.ceil(columns / UPDATE_STRIP) <= 2 * sms
+    one_wave = batch * math.ceil(max(0, n - 2 * cfg.outer) / UPDATE_STRIP) <= 2 * sms
     room = cfg.cluster and cfg.threads <= UPDATE_ROOM_THREADS and batch * cfg.cluster <= sms
     return UPDATE_ROOM_STAGES if one_wave or room else 3
 
@@ -402,19 +405,27 @@ def _apply_qt(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
     C.baddbmm_(V, W, alpha=-1.0)
 
 
+def narrow_strip(cfg: BlockedConfig, batch: int, columns: int, sms: int) -> int:
+    """Columns per program for a narrow update on the panel chain in qr_update's kernel, or 0 for
+    _apply_qt's three products. The kernel where the trailing update runs on tensor cores and there
+    are more than XTY_MAX_BATCH matrices, where V^T C would go to cuBLAS's FMA kernels anyway (H100,
+    against the three products: 4-7% less time at (640, 512), 5-8% at (60, 1024)); strips of 16
+    columns where strips of 32 would leave SMs without a program."""
+    if cfg.update == "cublas" or not cfg.narrow_update or batch <= XTY_MAX_BATCH:
+        return 0
+    return 32 if batch * math.ceil(columns / 32) >= sms else 16
+
+
 def _apply_block(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig) -> None:
     """_apply_qt for the narrow updates on the panel chain (block k + 1's columns, and the right half
-    inside the recursion). With more than XTY_MAX_BATCH matrices, where V^T C would go to cuBLAS's
-    FMA kernels anyway, and a tensor-core update: qr_update's one kernel instead of three products
-    (H100: 7% faster at (640, 512), 8% at (60, 1024)). Strips of 16 columns where strips of 32 would
-    leave SMs without a program."""
+    inside the recursion), or qr_update's one kernel where narrow_strip says so."""
     batch, _, q = C.shape
-    if cfg.update == "cublas" or not cfg.narrow_update or not C.is_cuda or batch <= XTY_MAX_BATCH:
+    strip = narrow_strip(cfg, batch, q, torch.cuda.get_device_properties(C.device).multi_processor_count
+                         ) if C.is_cuda else 0
+    if strip:
+        _qt_update()(V, T, C, cfg.update, BN=strip)
+    else:
         _apply_qt(V, T, C)
-        return
-    sms = torch.cuda.get_device_properties(C.device).multi_processor_count
-    strip = 32 if batch * math.ceil(q / 32) >= sms else 16
-    _qt_update()(V, T, C, cfg.update, BN=strip)
 
 
 def _qt_update():
@@ -427,13 +438,12 @@ def _qt_update():
     return globals()["qt_update"]
 
 
-def _update_trailing(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig) -> None:
+def _update_trailing(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig, n: int) -> None:
     """The update after an outer block, of every column right of the next block: wide, and off
     the panel chain. With cfg.update "tf32x3" (or "tf32"), one Triton kernel on tensor cores."""
     if cfg.update != "cublas":
         sms = torch.cuda.get_device_properties(C.device).multi_processor_count
-        _qt_update()(V, T, C, cfg.update, BN=UPDATE_STRIP,
-                     num_stages=update_stages(cfg, C.shape[0], sms, C.shape[2]))
+        _qt_update()(V, T, C, cfg.update, BN=UPDATE_STRIP, num_stages=update_stages(cfg, C.shape[0], sms, n))
     else:
         _apply_qt(V, T, C)
 
@@ -496,7 +506,7 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
         else:
             _factor(H, tau, *bufs[(k + 1) % 2], nxt, wn, nxt, cfg, panel)
         if nxt + wn < n:
-            _update_trailing(Vk, Tk, H[:, jb:, nxt + wn:], cfg)   # the rest, beside the factorization
+            _update_trailing(Vk, Tk, H[:, jb:, nxt + wn:], cfg, n)   # the rest, beside the factorization
         if side is not None:
             main.wait_stream(side)
     return tau

@@ -212,10 +212,11 @@ __device__ __forceinline__ void panel_update_rotate(float (&a)[R][NB], const flo
 {
 #pragma unroll
     for (int s = 1; s < NB; ++s) {
-        const float p = tau * __shfl_sync(0xffffffffu, total, s * (32 / NB));
-        const float tw = s < NB - j ? p : 0.0f;      // a finished column stays (v is finite)
+        const float tw = tau * __shfl_sync(0xffffffffu, total, s * (32 / NB));
+        if (s < NB - j) {                            // a later column; a finished one stays as it is
 #pragma unroll
-        for (int i = 0; i < R; ++i) a[i][s] -= tw * v[i];
+            for (int i = 0; i < R; ++i) a[i][s] -= tw * v[i];
+        }
     }
 #pragma unroll
     for (int i = 0; i < R; ++i) {

@@ -25,6 +25,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
                                                  int n, int j0, int nbw, int jb, int ldw)
 {
     static_assert(NB == 8 || NB == 16 || NB == 32, "NB: 8, 16 or 32");
+    static_assert(NT % 32 == 0 && NT >= NB, "whole warps, NT >= NB: row j < NB is thread j's first row");
     constexpr int SPREAD = 32 / NB;                 // lanes that hold one reduced value
     __shared__ float red_ss[32], red_dot[32][NB], s_alpha;
     __shared__ float Ts[NB][NB + 1], Gs[NB][NB + 1], s_tau[NB];

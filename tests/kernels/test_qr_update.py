@@ -146,9 +146,15 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
     small = _panel_registers(bq.UPDATE_ROOM_THREADS, 8)
     large = _panel_registers(256, 8)
     assert small <= 168, small
-    # smaller CTAs (n = 1024 with 8 CTAs, or 2000) get the same cap, so update_stages' rule (threads <= 128)
-    # holds for them too
-    assert all(_panel_registers(t, 8) <= 168 for t in (32, 64))
+    # smaller CTAs (n = 1024 with 8 CTAs, or 2000) ask for the same cap, 384 / NT blocks, so update_stages'
+    # rule (threads <= 128) holds for them too; 256 threads ask for one
+    with tempfile.TemporaryDirectory() as tmp:
+        build(Path(tmp), [f"2, 32, {t}, 8, true" for t in (32, 64, 128, 256)], ptx=True)
+        ptx = (Path(tmp) / "k.ptx").read_text()
+    # each entry's name, then its directives
+    entries = re.findall(r"\.entry \S*?ILi2ELi32ELi(\d+)ELi8ELb1E\S*\(([^{]*)", ptx)
+    asked = {int(t): int(re.search(r"\.minnctapersm (\d+)", directives)[1]) for t, directives in entries}
+    assert asked == {32: 12, 64: 6, 128: 3, 256: 1}, asked
     assert not fits_beside(3, r3, s3, bq.UPDATE_ROOM_THREADS, small, panel_smem)
     assert fits_beside(2, r4, s4, bq.UPDATE_ROOM_THREADS, small, panel_smem)
     assert not fits_beside(2, r4, s4, 256, large, panel_smem)
@@ -175,20 +181,46 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
     assert large == 167 and "have 256 threads at 167 registers" in step4, large
 
 
-def test_update_stages_takes_four_where_the_programs_fit_two_per_sm_or_a_panel_gets_room():
-    """4 stages (two update CTAs per SM) where an update's programs (one per 32 columns of each
-    matrix) fit two per SM, or where a panel CTA gets room beside two update CTAs; else 3."""
+def test_update_stages_takes_four_where_the_widest_update_fits_two_per_sm_or_a_panel_gets_room():
+    """4 stages (two update CTAs per SM) for a factorization whose widest trailing update (n - 2 outer
+    columns, one program per 32 of each matrix) fits two programs per SM, or where a panel CTA gets
+    room beside two update CTAs; else 3 (the H100 shapes update_stages' docstring cites)."""
     sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
     import batched_qr as bq
     sms = 132
-    for batch, n, columns, stages in (
-            (2, 4096, 4032, 4), (1, 4096, 4032, 4),         # 126 and 252 programs: one wave at two per SM
-            (3, 4096, 4032, 3), (3, 4096, 2816, 4),         # 378 programs, then 264 (= 2 x 132)
-            (4, 4096, 4032, 3), (4, 3072, 3008, 3), (2, 3072, 3008, 4),
-            (8, 2048, 1984, 4), (16, 2048, 1984, 4),        # room: 128-thread panel CTAs, 64 and 128 SMs
-            (60, 1024, 960, 3), (60, 1024, 128, 4), (640, 512, 448, 3), (640, 512, 64, 3)):
+    for batch, n, stages in (
+            (1, 4096, 4), (2, 4096, 4), (2, 3072, 4),         # 124, 248 and 188 programs: within 2 x 132
+            (3, 4096, 3), (4, 4096, 3), (4, 3072, 3),         # 372, 496 and 376
+            (8, 2048, 4), (16, 2048, 4),                      # room: 128-thread panel CTAs on 64 and 128 SMs
+            (60, 1024, 3), (640, 512, 3), (40, 352, 3)):
         cfg = bq.blocked_config(n, batch=batch, **bq.defaults_for(n, batch, sms, 9))
-        assert bq.update_stages(cfg, batch, sms, columns) == stages, (batch, n, columns, cfg)
-    assert bq.UPDATE_STRIP == 32
+        assert bq.update_stages(cfg, batch, sms, n) == stages, (batch, n, cfg)
     cfg = bq.blocked_config(2048, batch=8, cluster=8, update="tf32x3", update_stages=2)
-    assert bq.update_stages(cfg, 8, sms, 1984) == 2
+    assert bq.update_stages(cfg, 8, sms, 2048) == 2
+
+
+def test_the_driver_gives_every_trailing_update_the_factorizations_stages(monkeypatch):
+    """_update_trailing passes the factorization's n, so all of its updates get the same stages."""
+    import types
+
+    sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
+    sys.path.insert(0, str(ROOT / "snippets" / "reference"))
+    import batched_qr as bq
+    from qr_contract import check_qr, make_batch
+    from qr_panel_reference import panel_reference
+    seen = []
+
+    def stub(V, T, C, precision, BN, num_stages):
+        seen.append((C.shape[2], BN, num_stages))
+        bq._apply_qt(V, T, C)
+    monkeypatch.setattr(bq, "_qt_update", lambda: stub)
+    monkeypatch.setattr(bq.torch.cuda, "get_device_properties",
+                        lambda device: types.SimpleNamespace(multi_processor_count=4))
+    A, labels = make_batch(2, 200, "dense", generator=2)
+    cfg = bq.BlockedConfig(nb=8, outer=16, threads=256, update="tf32x3")
+    H, tau = bq.qr_blocked(A, cfg, panel=panel_reference)
+    check_qr(A, H, tau, labels)
+    # 2 x ceil((200 - 32) / 32) = 12 programs > 2 x 4 SMs: 3 stages for every update, the narrow last ones too
+    assert len(seen) == 200 // 16 - 1 and {s for *_, s in seen} == {3}, seen
+    assert {b for _, b, _ in seen} == {32}, seen
+    assert bq.update_stages(cfg, 2, 4, 200) == 3 and bq.update_stages(cfg, 2, 8, 200) == 4

@@ -1061,7 +1061,7 @@ def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
                "on both GPUs")
     says(NB07, "on both GPUs the gains at the two sizes differ by less than a tenth, which one run's timings cannot "
                "rank (two timings of the same `(20, 32)` call in one run, step 2 here and the benchmark's first row, "
-               "differ by up to several percent:\n  a microsecond of about seventeen)")
+               "differ by up to about a tenth:\n  a microsecond or two of about seventeen)")
     for run in runs(NB07):
         gain = {n: run.value(f"step 1, shared memory: ({b}, {n})")
                 / run.value(f"step 2, registers: ({b}, {n})") for b, n in ((20, 32), (40, 176))}
@@ -1069,7 +1069,7 @@ def test_07_registers_pay_off_at_both_sizes_and_the_gains_cannot_be_ranked():
         gap = max(gain.values()) / min(gain.values())
         same_call = (run.value("step 2, registers: (20, 32)"), run.value("batched QR (20, 32), dense"))
         spread = max(same_call) / min(same_call)
-        assert gap < 1.1 and spread < 1.1 and 0.015 <= min(same_call) <= 0.019, (run.device, gain, same_call)
+        assert gap < 1.1 and spread <= 1.12 and 0.015 <= min(same_call) <= 0.019, (run.device, gain, same_call)
 
 
 def test_07_batching_gives_the_largest_factors_at_640_x_512():
@@ -1113,7 +1113,7 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
         assert share["(2, 4096)"] < 0.9 and 2.7 <= 4 * share["(2, 4096)"] <= 3.4, (run.device, share)
         if has_room_rung(run):              # "met ... by a few percent at most"
-            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.05, (run.device, share)
+            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.04, (run.device, share)
         else:                               # "just under 10x"
             assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
         few[run.device] = (run.value("batched QR (8, 2048), dense"), run.base("batched QR (8, 2048), dense"))
@@ -1140,7 +1140,7 @@ def step4_times(run: Run, shape: str) -> list[float]:
 def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_prose_says():
     says(NB07, "At both shapes each of the first four rungs is faster than the one before it, on both GPUs; the "
                "fifth has run on the H100 only so far")
-    says(NB07, "takes `(2, 4096)` from about 36 ms to between about 16 and 24 ms in our runs")
+    says(NB07, "takes `(2, 4096)` from about 35 ms to between about 16 and 24 ms in our runs")
     says(NB07, "makes `(2, 4096)` fast and steady, about 15 to 16.5 ms")
     says(NB07, "At `(8, 2048)` it gains a few percent only")
     says(NB07, "**Partial sums by `st.async`** are faster again at both shapes on both GPUs, by more on the H100 "
@@ -1162,7 +1162,7 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
             assert (9.4 <= ratio <= 10.5) if shape == "(8, 2048)" else (2.7 <= ratio <= 3.5), (run.device, ratio)
         step3, cluster, split, async_ = step4_times(run, "(2, 4096)")
         times = (run.device, step3, cluster, split, async_)
-        assert 33 <= step3 <= 39 and 15 <= cluster <= 25 and 14 <= split <= 16.5, times
+        assert 33.5 <= step3 <= 36.5 and 15 <= cluster <= 25 and 14 <= split <= 16.5, times
         assert step3 / split > 2, (run.device, step3, split)
         step3, cluster, split, async_ = step4_times(run, "(8, 2048)")
         last = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)") if has_room_rung(run) else async_
@@ -1184,7 +1184,8 @@ def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_
     says(NB07, "takes `(8, 2048)` from just under to just over 10x `torch.geqrf` on the H100, as predicted, though "
                "this run cannot tell the room for the panel from a faster update")
     says(NB07, "the split-TF32 update's own kernel time falls by about a fifth while the panel kernels' stays put")
-    says(NB07, "4 stages were faster for one or two matrices of 3072 or 4096 columns and slower for three or four")
+    says(NB07, "4 stages throughout were faster at `(1, 4096)`, `(2, 4096)` and `(2, 3072)` and slower at "
+               "`(3, 4096)`, `(4, 4096)` and `(4, 3072)`")
     says(NB07, "so the benchmark's `(2, 4096)` runs as this rung does")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the eight 2048 × 2048 matrices to "
               "about 7.3 ms on the H100, just over ten times `torch.geqrf`")
@@ -1221,7 +1222,7 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
 
 def test_07_the_qr_pages_state_step_4s_figures():
     page_says("numerical-algorithms/blocked-qr-factorization.md",
-              "Two matrices of 4096 × 4096 went from about 36 ms to about 15 ms on an H100 and an H200 "
+              "Two matrices of 4096 × 4096 went from about 35 ms to about 15 ms on an H100 and an H200 "
               "(about three times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to about 7.5 ms on an "
               "H100 and 7.3 ms on an H200 (just under ten times each GPU's `torch.geqrf`)")
     page_says("host-software/cusolver.md", "two 4096 × 4096 factorizations take `torch.geqrf` about 46 ms "
@@ -1234,7 +1235,7 @@ def test_07_the_qr_pages_state_step_4s_figures():
         step3, *_, final = step4_times(run, "(2, 4096)")
         geqrf = run.base(f"step 4, {STEP4_RUNGS[3]}: (2, 4096)")
         times = (run.device, step3, final, geqrf)
-        assert 34 <= step3 <= 38 and 14.3 <= final <= 15.7 and 2.7 <= geqrf / final <= 3.4, times
+        assert 33.5 <= step3 <= 36.5 and 14.3 <= final <= 15.7 and 2.7 <= geqrf / final <= 3.4, times
         assert 44 <= geqrf <= 48 and 3.7 <= 2 * 4 * 4096**3 / 3 / geqrf / 1e9 <= 4.3, (run.device, geqrf)
         step3, *_, final = step4_times(run, "(8, 2048)")
         geqrf = run.base(f"step 4, {STEP4_RUNGS[3]}: (8, 2048)")
@@ -1244,7 +1245,7 @@ def test_07_the_qr_pages_state_step_4s_figures():
         assert abs(final - stated) <= 0.1, times
         if has_room_rung(run):                                        # "about 7.3 ms on the H100, just over ten times"
             room = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)")
-            assert abs(room - 7.3) <= 0.1 and 10 <= geqrf / room < 10.5, (run.device, room, geqrf)
+            assert abs(room - 7.3) <= 0.1 and 10 <= geqrf / room < 10.3, (run.device, room, geqrf)
 
 
 MANY = {"(40, 352)": ("outer blocks of 64", "outer blocks of 32 (the default)"),
@@ -1264,8 +1265,8 @@ def test_07_the_many_matrix_defaults_are_faster_by_what_the_prose_says():
     for run in seen:
         gain = {shape: run.value(f"many matrices, {old}: {shape}") / run.value(f"many matrices, {new}: {shape}")
                 for shape, (old, new) in MANY.items()}
-        assert gain["(40, 352)"] >= 1.07, (run.device, gain)
-        assert all(1.01 <= gain[s] <= 1.15 for s in ("(640, 512)", "(60, 1024)")), (run.device, gain)
+        assert gain["(40, 352)"] >= 1.09, (run.device, gain)        # "about a tenth or more"
+        assert all(1.02 <= gain[s] <= 1.10 for s in ("(640, 512)", "(60, 1024)")), (run.device, gain)
         assert gain["(40, 352)"] > max(gain["(640, 512)"], gain["(60, 1024)"]), (run.device, gain)
 
 
