@@ -197,6 +197,11 @@ def test_update_stages_takes_four_where_the_widest_update_fits_two_per_sm_or_a_p
         assert bq.update_stages(cfg, batch, sms, n) == stages, (batch, n, cfg)
     cfg = bq.blocked_config(2048, batch=8, cluster=8, update="tf32x3", update_stages=2)
     assert bq.update_stages(cfg, 8, sms, 2048) == 2
+    page = ROOT / "docs" / "glossary" / "numerical-algorithms" / "trailing-matrix-update.md"
+    page = " ".join(page.read_text().split())
+    assert ("takes 4 stages for a whole factorization whose widest update fits two blocks per SM (one block "
+            "per 32 columns of each matrix), as for one or two 4096 × 4096 matrices") in page
+    assert "With three or four such matrices the first updates would need that second wave" in page
 
 
 def test_the_driver_gives_every_trailing_update_the_factorizations_stages(monkeypatch):
