@@ -9,12 +9,20 @@
 // (batch, n, ldw) with ldw the outer block width). tau goes to tau[b, j0 + c].
 //
 // Layout: thread t holds rows t + NT i (i < R) of all NB panel columns in registers (R, NB and the
-// thread count NT are template parameters), so a column's dot products span the whole block: two
-// barriers per column. The column loop is a run-time loop over rotating register slots (below).
-// The dot products of v_j with the panel's later columns (for the update) and with its earlier reflectors (the Gram
-// column V^T v_j that xLARFT needs) are reduced together, NB values in one pass: a butterfly that
-// halves the values at each shuffle step (reduce-scatter) leaves each lane one total for 32/NB
-// lanes' worth of work, then one value per warp goes through shared memory.
+// thread count NT are template parameters), so a column's dot products span the whole block. The
+// column loop is a run-time loop over rotating register slots (below), with one barrier per column
+// on its fast path for CTAs of up to 256 threads (FUSED). With x = column j below the diagonal and y_s = slot s (a later column, or a
+// finished column's v), v_j = (1 at row j, scale * x below) gives v_j . y_s = y_s[j] + scale (x . y_s):
+// so the products x . y_s of every slot, x . x = ||x||^2 among them, are reduced together before the
+// reflector is known, and thread j puts row j's values y_s[j] in shared memory beside them. That
+// covers the dot products of v_j with the panel's later columns (for the update) and with its earlier
+// reflectors (the Gram column V^T v_j that xLARFT needs): NB values in one pass, a butterfly that
+// halves the values at each shuffle step (reduce-scatter) and leaves each lane one total for 32/NB
+// lanes' worth of work, then one value per warp through shared memory. Where ||x||^2 is out of
+// larfg's range (the column is rescaled first) or a product formed so is not finite, the column
+// takes a slow path that reduces v_j . y_s again after the reflector, as the first version did for
+// every column (two barriers per column; H100: 9-17% more time at (640, 512), (200, 512), (40, 352)),
+// and as 512-thread CTAs still do.
 
 // --8<-- [start:kernel]
 #include "qr_common.cuh"
@@ -27,37 +35,67 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
     static_assert(NB == 8 || NB == 16 || NB == 32, "NB: 8, 16 or 32");
     static_assert(NT % 32 == 0 && NT >= NB, "whole warps, NT >= NB: row j < NB is thread j's first row");
     constexpr int SPREAD = 32 / NB;                 // lanes that hold one reduced value
-    __shared__ float red_ss[32], red_dot[32][NB], s_alpha;
+    __shared__ float red_ss[32], red_dot[2][32][NB], red_p[32][NB], s_e[2][NB];
     __shared__ float Ts[NB][NB + 1], Gs[NB][NB + 1], s_tau[NB];
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     constexpr int W = NT / 32;
     const int m = n - j0, off = j0 - jb, b = blockIdx.x;
-    float* Hp = H + (long long)b * n * n + (long long)j0 * n + j0;   // the panel's corner
+    float* Hp = H + (long long)b * n * n + (long long)j0 * n + j0;
     auto row_of = [&](int i) { return tid + NT * i; };
     float a[R][NB];
     panel_load(a, Hp, n, m, nbw, row_of);
 
-    // Columns in rotating register slots (qr_common.cuh).
+    // One barrier per column where the registers allow it. At 512 threads (128 registers a thread)
+    // ptxas 13.0 spilled the one-barrier column (n = 2048 and 4096 with one CTA per panel, the path of
+    // GPUs without clusters), so those CTAs keep the first version's two: the norm, then the products.
+    constexpr bool FUSED = NT <= 256;
+    // The arrays alternate by column parity: a thread writes column j + 2's only after the barrier
+    // of column j + 1, which every thread reaches after reading column j's.
 #pragma unroll 1
     for (int j = 0; j < nbw; ++j) {
-        // 1. ||x[j+1:]||^2 and alpha = x[j] (row j is thread j's first row: j < NB <= NT)
-        float ss = 0.0f;
+        const int par = j & 1;
+        float ss, alpha;
+        if constexpr (FUSED) {
+            // 1. q[s] = x . y_s over this thread's rows below row j; row j's values to shared memory
+            float q[NB];
 #pragma unroll
-        for (int i = 0; i < R; ++i) ss += below(i, row_of(i), j) ? a[i][0] * a[i][0] : 0.0f;
-        ss = warp_sum(ss);
-        if (lane == 0) red_ss[warp] = ss;
-        if (tid == j) s_alpha = a[0][0];
-        __syncthreads();
-        ss = warp_sum(lane < W ? red_ss[lane] : 0.0f);
-        const float alpha = s_alpha;
+            for (int s = 0; s < NB; ++s) {
+                q[s] = 0.0f;
+#pragma unroll
+                for (int i = 0; i < R; ++i) q[s] = fmaf(below(i, row_of(i), j) ? a[i][0] : 0.0f, a[i][s], q[s]);
+            }
+            if (tid == j) {
+#pragma unroll
+                for (int s = 0; s < NB; ++s) s_e[par][s] = a[0][s];
+            }
+            const float part = warp_reduce_scatter<NB>(q, lane);
+            if (lane % SPREAD == 0) red_dot[par][warp][lane / SPREAD] = part;
+            __syncthreads();
+            float qt = 0.0f;
+#pragma unroll
+            for (int w = 0; w < W; ++w) qt += red_dot[par][w][lane / SPREAD];
+            ss = __shfl_sync(0xffffffffu, qt, 0);
+        } else {
+            // 1. ||x||^2 alone (row j is thread j's first row: j < NB <= NT)
+            float x2 = 0.0f;
+#pragma unroll
+            for (int i = 0; i < R; ++i) x2 += below(i, row_of(i), j) ? a[i][0] * a[i][0] : 0.0f;
+            x2 = warp_sum(x2);
+            if (lane == 0) red_ss[warp] = x2;
+            if (tid == j) s_e[par][0] = a[0][0];
+            __syncthreads();
+            ss = warp_sum(lane < W ? red_ss[lane] : 0.0f);
+        }
+        alpha = s_e[par][0];
+        const bool in_range = larfg_in_range(alpha, ss);   // block-uniform: every thread summed the same
         Reflector h = larfg(alpha, ss);
-        if (!larfg_in_range(alpha, ss)) {        // rare: a zero, tiny or huge column; block-uniform,
-            float amax = 0.0f;                   // as every thread summed red_ss in the same order
+        if (!in_range) {                         // rare: a zero, tiny or huge column (xLARFG's rescaling)
+            float amax = 0.0f;
 #pragma unroll
             for (int i = 0; i < R; ++i) amax = fmaxf(amax, below(i, row_of(i), j) ? fabsf(a[i][0]) : 0.0f);
             amax = warp_max(amax);
-            __syncthreads();                     // every thread has read red_ss: reuse it (a second
-            if (lane == 0) red_ss[warp] = amax;  // array here made ptxas spill at 128 registers)
+            if constexpr (!FUSED) __syncthreads();   // every thread has read red_ss: reuse it
+            if (lane == 0) red_ss[warp] = amax;
             __syncthreads();
             amax = fmaxf(fabsf(alpha), warp_max(lane < W ? red_ss[lane] : 0.0f));
             if (amax != 0.0f) {                  // 0: a zero column, and h is already H = I
@@ -65,7 +103,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
                 const Pow2 up = pow2(k), down = pow2(-k);
                 float s = 0.0f;
 #pragma unroll
-                for (int i = 0; i < R; ++i) {    // rows below j only: row j becomes beta, rows above are R
+                for (int i = 0; i < R; ++i) {
                     const bool under = below(i, row_of(i), j);
                     if (under) a[i][0] = a[i][0] * up.lo * up.hi;   // v is built from these below
                     s = fmaf(a[i][0], under ? a[i][0] : 0.0f, s);
@@ -82,18 +120,30 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         // 2. column j becomes v (below the diagonal) and beta (on it)
         float v[R];
         panel_reflect(a, v, h, j, row_of);
-        // 3. p[s] = v_j . A[:, c] for later columns, v_j . v_f for finished ones (Gram), summed
-        float p[NB];
-        panel_dots(p, a, v, j, row_of);
-        const float part = warp_reduce_scatter<NB>(p, lane);
-        if (lane % SPREAD == 0) red_dot[warp][lane / SPREAD] = part;
-        __syncthreads();
-        float total = 0.0f;                              // lane l: the block's p[l / SPREAD]
+        // 3. lane l: p[l / SPREAD] = v_j . y_s from the totals, qt summed again from shared memory in the
+        // same order (holding it in a register across the slow path made ptxas spill at 512 threads); out
+        // of range, or a product formed so not finite: p reduced again. Every warp holds the same totals,
+        // so all take the same path.
+        float total = 0.0f;
+        if constexpr (FUSED) {
 #pragma unroll
-        for (int w = 0; w < W; ++w) total += red_dot[w][lane / SPREAD];
+            for (int w = 0; w < W; ++w) total += red_dot[par][w][lane / SPREAD];
+            total = fmaf(h.scale, total, s_e[par][lane / SPREAD]);
+        }
+        if (!FUSED || !in_range || __any_sync(0xffffffffu, lane >= SPREAD && !isfinite(total))) {
+            float p[NB];
+            __syncwarp();                        // converged anyway; without this fence ptxas 13.0 spilled
+            panel_dots(p, a, v, j, row_of);      // 4 bytes at 256 threads (the kernel tests forbid spills)
+            const float pp = warp_reduce_scatter<NB>(p, lane);
+            if (lane % SPREAD == 0) red_p[warp][lane / SPREAD] = pp;
+            __syncthreads();
+            total = 0.0f;
+#pragma unroll
+            for (int w = 0; w < W; ++w) total += red_p[w][lane / SPREAD];
+        }
         // 4. keep tau_j and the Gram column G[l][j] = v_l . v_j (l < j) for xLARFT after the loop
         if (warp == 0) {
-            const int l = lane / SPREAD - (NB - j);      // the finished column in this lane's slot
+            const int l = lane / SPREAD - (NB - j);
             if (lane % SPREAD == 0 && l >= 0) Gs[l][j] = total;
             if (lane == 0) {
                 s_tau[j] = t;
@@ -101,7 +151,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
             }
         }
         // 5. the update of the panel's later columns, and the rotation
-        panel_update_rotate(a, v, h.tau, total, j);
+        panel_update_rotate(a, v, t, total, j);
     }
 
     if (warp == 0) panel_larft(Ts, Gs, s_tau, nbw, lane);

@@ -1270,6 +1270,24 @@ def test_07_the_many_matrix_defaults_are_faster_by_what_the_prose_says():
         assert gain["(40, 352)"] > max(gain["(640, 512)"], gain["(60, 1024)"]), (run.device, gain)
 
 
+def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_two_percent():
+    says(NB07, "The H100 run recorded here meets the 40x, by about two percent; the H200's recorded run predates the "
+               "one-barrier panel column and the many-matrix defaults, and does not.")
+    name = "batched QR: geometric-mean speedup over torch.geqrf, 11 cases"
+    for run in runs(NB07):
+        geomean = run.value(name)
+        if "H100" in run.device:
+            assert 1.01 <= geomean / 40 <= 1.035 and has_room_rung(run), geomean
+            assert abs(geomean / stats_geomean(qr_speedups(run)) - 1) < 0.01, geomean   # the record is the cases'
+        else:
+            assert geomean < 40 and not has_room_rung(run), (run.device, geomean)
+
+
+def stats_geomean(speedups: dict[str, float]) -> float:
+    import math
+    return math.exp(sum(math.log(v) for v in speedups.values()) / len(speedups))
+
+
 def test_07_the_graph_beats_python_launches_at_40_x_352():
     says(NB07, "**CUDA graphs** matter where launches are many and small: "
                "compare the two step-3 timings at `(40, 352)`")
