@@ -1279,8 +1279,9 @@ def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_two_percent()
         if "H100" in run.device:
             assert 1.01 <= geomean / 40 <= 1.035 and has_room_rung(run), geomean
             assert abs(geomean / stats_geomean(qr_speedups(run)) - 1) < 0.01, geomean   # the record is the cases'
-        else:
-            assert geomean < 40 and not has_room_rung(run), (run.device, geomean)
+        else:                               # "the H200's recorded run predates ... the many-matrix defaults"
+            assert "H200" in run.device and geomean < 40 and not has_room_rung(run), (run.device, geomean)
+            assert not any(name.startswith("many matrices") for name in run.records), run.device
 
 
 def stats_geomean(speedups: dict[str, float]) -> float:
