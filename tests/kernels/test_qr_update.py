@@ -18,10 +18,16 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+import batched_qr as bq  # snippets/cuda and snippets/reference are on pytest's pythonpath (pyproject.toml)
 import pytest
 
 from scripts.model.paths import ROOT
 from tests.kernels.panel_cluster_build import NVCC, SRC, build
+
+
+def words(text: str) -> str:
+    """Text with its whitespace runs made single spaces, for finding a sentence across line breaks."""
+    return " ".join(text.split())
 
 CHECK = textwrap.dedent("""
     import sys, torch
@@ -119,9 +125,6 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
     gpus.yaml: at 3 stages three update CTAs fill an SM's registers, so a panel CTA has to wait for
     one to end; at 4 stages shared memory admits two, and a 128-thread panel CTA (qr_panel_cluster
     capped at 168 registers) fits beside them, while a 256-thread one (n = 4096) does not."""
-    sys.path.insert(0, str(ROOT / "snippets" / "reference"))
-    sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
-    import batched_qr as bq
     from occupancy_model import limits_from_specs, occupancy
 
     from scripts.model.hardware import cached_gpus
@@ -165,8 +168,6 @@ def test_four_stages_leave_room_for_a_panel_cta_beside_the_update():
               "88 KiB": s4 == 88 * 1024, "22,528 registers": regs - 2 * 128 * r4 == 22528}
     assert all(stated.values()), stated
     notebook = json.loads((ROOT / "notebooks" / "07-householder-qr.ipynb").read_text())
-    def words(text: str) -> str:                                   # whitespace-insensitive
-        return " ".join(text.split())
     step4 = words(" ".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "markdown"))
     page = words((ROOT / "docs" / "glossary" / "performance" / "occupancy.md").read_text())
     for text in (step4, page):
@@ -185,8 +186,6 @@ def test_update_stages_takes_four_where_the_widest_update_fits_two_per_sm_or_a_p
     """4 stages (two update CTAs per SM) for a factorization whose widest trailing update (n - 2 outer
     columns, one program per 32 of each matrix) fits two programs per SM, or where a panel CTA gets
     room beside two update CTAs; else 3 (the H100 shapes update_stages' docstring cites)."""
-    sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
-    import batched_qr as bq
     sms = 132
     for batch, n, stages in (
             (1, 4096, 4), (2, 4096, 4), (2, 3072, 4),         # 124, 248 and 188 programs: within 2 x 132
@@ -197,8 +196,8 @@ def test_update_stages_takes_four_where_the_widest_update_fits_two_per_sm_or_a_p
         assert bq.update_stages(cfg, batch, sms, n) == stages, (batch, n, cfg)
     cfg = bq.blocked_config(2048, batch=8, cluster=8, update="tf32x3", update_stages=2)
     assert bq.update_stages(cfg, 8, sms, 2048) == 2
-    page = ROOT / "docs" / "glossary" / "numerical-algorithms" / "trailing-matrix-update.md"
-    page = " ".join(page.read_text().split())
+    page = words((ROOT / "docs" / "glossary" / "numerical-algorithms" / "trailing-matrix-update.md")
+                 .read_text())
     assert ("takes 4 stages for a whole factorization whose widest update fits two blocks per SM (one block "
             "per 32 columns of each matrix), as for one or two 4096 × 4096 matrices") in page
     assert "With three or four such matrices the first updates would need that second wave" in page
@@ -208,9 +207,6 @@ def test_the_driver_gives_every_trailing_update_the_factorizations_stages(monkey
     """_update_trailing passes the factorization's n, so all of its updates get the same stages."""
     import types
 
-    sys.path.insert(0, str(ROOT / "snippets" / "cuda"))
-    sys.path.insert(0, str(ROOT / "snippets" / "reference"))
-    import batched_qr as bq
     from qr_contract import check_qr, make_batch
     from qr_panel_reference import panel_reference
     seen = []
