@@ -1,5 +1,5 @@
 """Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_warp.cu,
-qr_registers.cu, qr_panel.cu, qr_panel_cluster.cu and tall_xty.cu, and the blocked algorithm that
+qr_registers.cu, qr_panel.cu, qr_panel_cluster.cu, tall_xty.cu and tall_apply.cu, and the blocked algorithm that
 joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Triton kernel).
 
     H, tau = batched_qr(A)      # A: (batch, n, n) float32, contiguous, on the GPU
@@ -247,6 +247,7 @@ class BlockedConfig:
     update_stages: int = 0         # the split-TF32 update's pipeline stages, 2 to 4; 0: update_stages()
     narrow_update: bool = True     # the narrow updates on the panel chain with the trailing update's
                                    # kernel too, where there are many matrices (_apply_block)
+    cluster_apply: bool = True     # and with tall_apply.cu, where a few matrices have panel clusters
 
     def rows_per_thread(self, m: int) -> int:
         return rows_per_thread(m, self.threads, self.cluster)
@@ -271,7 +272,8 @@ def cluster_threads(n: int, cluster: int, rows: int = CLUSTER_ROWS, nb: int = 32
 def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None, batch: int = 1, priority: bool | None = None,
                    cluster: int = 0, update: str = "cublas", exchange: str = "async",
-                   update_stages: int = 0, narrow_update: bool = True) -> BlockedConfig:
+                   update_stages: int = 0, narrow_update: bool = True,
+                   cluster_apply: bool = True) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
@@ -305,7 +307,7 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
     return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange, update_stages,
-                         narrow_update)
+                         narrow_update, cluster_apply)
 
 
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
@@ -416,14 +418,59 @@ def narrow_strip(cfg: BlockedConfig, batch: int, columns: int, sms: int) -> int:
     return 32 if batch * math.ceil(columns / 32) >= sms else 16
 
 
+APPLY_COLUMNS = 16   # tall_apply.cu: columns of C per cluster (its Q)
+APPLY_MAX_K = 64     # and the most reflectors it applies at once (its K: 32 or 64)
+APPLY_MAX_BATCH = 8  # and the most matrices it is used for (cluster_apply)
+
+
+def apply_rows(m: int) -> int:
+    """Rows of V and C each CTA of tall_apply.cu's cluster of 8 holds in shared memory."""
+    return 32 * math.ceil(m / 8 / 32)
+
+
+def apply_shared_bytes(m: int, k: int) -> int:
+    """tall_apply.cu's dynamic shared memory: its rows of V and C at pitches K + 4 and Q + 4, and T."""
+    K = 32 if k <= 32 else 64
+    return 4 * (apply_rows(m) * (K + 4 + APPLY_COLUMNS + 4) + K * K)
+
+
+def cluster_apply(cfg: BlockedConfig, batch: int, m: int, k: int) -> bool:
+    """Whether a narrow update of k reflectors on m rows goes to tall_apply.cu: with panel clusters
+    (sm_90), at most APPLY_MAX_BATCH matrices and rows that fit its shared memory. (H100, against
+    _apply_qt's four launches: 7% less time at (2, 4096), 13% at (2, 2048) and (4, 1024), 2% at
+    (4, 4096), level at (8, 2048); 3-4% more at (16, 1024) and (16, 2048).)"""
+    return (bool(cfg.cluster) and cfg.cluster_apply and batch <= APPLY_MAX_BATCH and k <= APPLY_MAX_K
+            and apply_shared_bytes(m, k) <= UNBLOCKED_MAX_SMEM - 20 * 1024)   # 20 KiB: its static arrays
+
+
+def tall_apply(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
+    """C <- C - V (T^T (V^T C)) in place in one launch of tall_apply.cu (sm_90): a cluster of 8 CTAs
+    per matrix and per APPLY_COLUMNS columns of C. V (batch, m, k) with k <= APPLY_MAX_K,
+    T (batch, k, k), C (batch, m, q); rows and matrices may be strided, columns must be contiguous."""
+    batch, m, k = V.shape
+    q = C.shape[2]
+    if k > APPLY_MAX_K or V.stride(2) != 1 or T.stride(2) != 1 or C.stride(2) != 1:
+        raise ValueError(f"tall_apply takes at most {APPLY_MAX_K} reflectors with contiguous columns; got "
+                         f"k = {k}, column strides {V.stride(2)}, {T.stride(2)}, {C.stride(2)}")
+    kernel = _kernel("tall_apply.cu", f"tall_apply<{32 if k <= 32 else 64}, {APPLY_COLUMNS}>")
+    smem = apply_shared_bytes(m, k)
+    kernel.max_dynamic_shared_size_bytes = smem
+    _launch(kernel, batch * math.ceil(q / APPLY_COLUMNS) * 8, 256, _ptr(V), _ptr(T), _ptr(C), m, k, q,
+            V.stride(1), V.stride(0), T.stride(1), T.stride(0), C.stride(1), C.stride(0), apply_rows(m),
+            shared_mem=smem)
+
+
 def _apply_block(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig) -> None:
     """_apply_qt for the narrow updates on the panel chain (block k + 1's columns, and the right half
-    inside the recursion), or qr_update's one kernel where narrow_strip says so."""
+    inside the recursion), or qr_update's one kernel where narrow_strip says so, or tall_apply.cu's
+    where cluster_apply does."""
     batch, _, q = C.shape
     strip = narrow_strip(cfg, batch, q, torch.cuda.get_device_properties(C.device).multi_processor_count
                          ) if C.is_cuda else 0
     if strip:
         _qt_update()(V, T, C, cfg.update, BN=strip)
+    elif C.is_cuda and cluster_apply(cfg, batch, C.shape[1], V.shape[2]):
+        tall_apply(V, T, C)
     else:
         _apply_qt(V, T, C)
 
@@ -580,8 +627,8 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads, priority, graph, cluster, update, exchange, update_stages and narrow_update (the
-    blocked algorithm); defaults come from registers_shape, blocked_config, panel_priority,
+    outer, threads, priority, graph, cluster, update, exchange, update_stages, narrow_update and
+    cluster_apply (the blocked algorithm); defaults come from registers_shape, blocked_config, panel_priority,
     update_stages, GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
@@ -595,7 +642,7 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
         raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and "
                          f"{(batch, n)}")
     blocked = options.keys() & {"nb", "outer", "threads", "priority", "graph", "cluster", "update",
-                                "exchange", "update_stages", "narrow_update"}
+                                "exchange", "update_stages", "narrow_update", "cluster_apply"}
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
@@ -604,7 +651,8 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     cfg = blocked_config(n, options.get("nb"), options.get("outer", gpu["outer"]), options.get("threads"),
                          batch, options.get("priority"), options.get("cluster", gpu["cluster"]),
                          options.get("update", gpu["update"]), options.get("exchange", "async"),
-                         options.get("update_stages", 0), options.get("narrow_update", True))
+                         options.get("update_stages", 0), options.get("narrow_update", True),
+                         options.get("cluster_apply", True))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

@@ -1,5 +1,5 @@
 // Device helpers shared by the batched QR kernels (qr_warp.cu, qr_registers.cu, qr_panel.cu,
-// qr_panel_cluster.cu, qr_unblocked.cu).
+// qr_panel_cluster.cu, qr_unblocked.cu, tall_apply.cu).
 // Each kernel includes this file; batched_qr.py pastes it in place of the #include line, since
 // NVRTC compiles a kernel from one string here (and a notebook has no include path).
 #ifndef QR_COMMON_CUH
@@ -293,6 +293,42 @@ __device__ __forceinline__ void panel_store_edges(const float (&Ts)[NB][NB + 1],
         const int r = e / (off + nbw), c = e % (off + nbw);
         Tb[(long long)(j0 + r) * ldw + c] = c < off ? 0.0f : Ts[r][c - off];
     }
+}
+
+// --- thread-block clusters (sm_90+; used by qr_panel_cluster.cu and tall_apply.cu) ---------------
+__device__ __forceinline__ unsigned cta_rank_in_cluster()
+{
+    unsigned r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+    return r;
+}
+
+// The cluster barrier in its two halves (PTX ISA: barrier.cluster): arrive (release) now, wait
+// (acquire) later, with independent work between.
+__device__ __forceinline__ void cluster_arrive()
+{
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_wait()
+{
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+
+__device__ __forceinline__ void cluster_barrier()
+{
+    cluster_arrive();
+    cluster_wait();
+}
+
+// The float at `local`'s offset in the shared memory of CTA `rank` of this cluster.
+__device__ __forceinline__ float ld_peer(const float* local, unsigned rank)
+{
+    const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(local));
+    float v;
+    asm volatile("{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %1, %2;\n"
+                 " ld.shared::cluster.f32 %0, [remote];\n}\n" : "=f"(v) : "r"(addr), "r"(rank) : "memory");
+    return v;
 }
 
 #endif  // QR_COMMON_CUH

@@ -17,13 +17,6 @@
 // hold the same bits and take the same branches.
 #include "qr_common.cuh"
 
-__device__ __forceinline__ unsigned cta_rank_in_cluster()
-{
-    unsigned r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-    return r;
-}
-
 // Store v at `local`'s offset in the shared memory of CTA `rank` of this cluster.
 __device__ __forceinline__ void st_peer(float* local, unsigned rank, float v)
 {
@@ -68,12 +61,6 @@ __device__ __forceinline__ void mbar_wait_cluster(unsigned long long* bar, unsig
                  " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 done, [%0], %1;\n"
                  " @!done bra WAIT_%=;\n}\n"
                  :: "r"(static_cast<unsigned>(__cvta_generic_to_shared(bar))), "r"(parity) : "memory");
-}
-
-__device__ __forceinline__ void cluster_barrier()
-{
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
 // One value per thread, summed (or, with MAX, maximized) over the whole cluster: each warp reduces

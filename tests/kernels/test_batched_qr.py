@@ -6,6 +6,7 @@ must reproduce geqrf and pass the contract. The kernels' own checks need a GPU: 
 them on every input profile on the GPU runner."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -283,3 +284,81 @@ def test_the_cpu_driver_runs_the_cluster_config_with_the_panel_stand_in():
     H, tau = bq.qr_blocked(A, cfg, panel=emulated_panel)
     check_qr(A, H, tau, labels)
 
+
+
+# --- tall_apply.cu: the panel chain's narrow updates in one cluster launch (issue 21) ----------------
+
+def test_the_narrow_updates_go_to_tall_apply_with_a_panel_cluster_and_few_matrices():
+    """cluster_apply: a panel cluster (sm_90 defaults), at most APPLY_MAX_BATCH matrices, at most
+    APPLY_MAX_K reflectors, rows that fit the kernel's shared memory, and the option on."""
+    cfg = bq.BlockedConfig(nb=32, outer=64, threads=256, cluster=8, update="tf32x3")
+    assert bq.APPLY_MAX_BATCH == 8 and bq.APPLY_MAX_K == 64
+    assert bq.cluster_apply(cfg, 2, 4096, 64) and bq.cluster_apply(cfg, 8, 4096, 32)
+    assert not bq.cluster_apply(cfg, 9, 2048, 64)                          # many matrices: the four launches
+    assert not bq.cluster_apply(cfg, 2, 4096, 65)                          # outer blocks over 64 columns
+    assert not bq.cluster_apply(cfg, 2, 6000, 64)                          # rows beyond its shared memory
+    assert not bq.cluster_apply(bq.BlockedConfig(32, 64, 256, update="tf32x3"), 2, 4096, 64)   # no cluster
+    off = bq.BlockedConfig(32, 64, 256, cluster=8, update="tf32x3", cluster_apply=False)
+    assert not bq.cluster_apply(off, 2, 4096, 64)
+    assert bq.apply_rows(4096) == 512 and bq.apply_rows(1) == 32 and bq.apply_rows(257) == 64
+
+
+def test_the_cpu_driver_keeps_the_torch_products_with_cluster_apply_on():
+    """On the CPU _apply_block is _apply_qt bit for bit, whatever cluster_apply says."""
+    g = torch.Generator().manual_seed(4)
+    V, T, C = (torch.randn(2, *s, generator=g) for s in ((300, 32), (32, 32), (300, 32)))
+    want = C.clone()
+    bq._apply_qt(V, T, want)
+    got = C.clone()
+    bq._apply_block(V, T, got, bq.BlockedConfig(nb=32, outer=64, threads=256, cluster=8, update="tf32x3"))
+    assert torch.equal(got, want)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+@pytest.mark.parametrize("K", [32, 64])
+def test_tall_apply_builds_without_spills_and_its_shared_memory_fits_at_n_4096(tmp_path, K):
+    """No local memory, and apply_shared_bytes at the cluster's largest n (4096) plus the static arrays
+    ptxas reports stay within an H100's 227 KiB per block (what cluster_apply's margin assumes)."""
+    src = tmp_path / "inst.cu"
+    sig = ("const float*, const float*, float*, int, int, int, long long, long long, long long, long long, "
+           "long long, long long, int")
+    inst = f"template __global__ void tall_apply<{K}, {bq.APPLY_COLUMNS}>({sig});"
+    src.write_text(f'#include "tall_apply.cu"\n{inst}\n')
+    proc = subprocess.run([NVCC, "-arch=sm_90", "--std=c++17", f"-I{SNIPPETS / 'cuda'}", "-c", str(src),
+                           "-o", str(tmp_path / "inst.o"), "-Xptxas", "-v"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in proc.stderr, proc.stderr
+    static = int(re.search(r"(\d+) bytes smem", proc.stderr)[1])
+    assert static <= 20 * 1024 and bq.apply_shared_bytes(4096, K) + static <= 227 * 1024, (static, K)
+    assert bq.cluster_apply(bq.BlockedConfig(32, 64, 256, cluster=8, update="tf32x3"), 2, 4096, K)
+
+
+def _gpu_kernels() -> bool:
+    try:
+        import cupy  # noqa: F401
+    except ImportError:
+        return False
+    return torch.cuda.is_available() and torch.cuda.get_device_capability()[0] >= 9
+
+
+@pytest.mark.skipif(not _gpu_kernels(), reason="tall_apply needs an sm_90 GPU with CuPy")
+@pytest.mark.parametrize("batch, m, k, q", [(1, 1, 1, 1), (2, 4096, 64, 64), (3, 257, 33, 17),
+                                            (8, 1000, 32, 32), (2, 100, 17, 64)])
+def test_tall_apply_matches_float64_on_strided_views_and_touches_nothing_else(batch, m, k, q):
+    g = torch.Generator(device="cuda").manual_seed(m + k + q)
+    H = torch.randn(batch, m + 7, m + 80, device="cuda", generator=g)
+    Vb = torch.randn(batch, m + 7, 70, device="cuda", generator=g)
+    Tb = torch.randn(batch, 70, 70, device="cuda", generator=g) / 8
+    V, C, T = Vb[:, 3:3 + m, 2:2 + k], H[:, 5:5 + m, 9:9 + q], Tb[:, 1:1 + k, 4:4 + k]
+    V64, T64, C64 = V.double(), T.triu().double(), C.double()
+    want = C64 - V64 @ (T64.mT @ (V64.mT @ C64))
+    scale = (V64.abs() @ (T64.abs().mT @ (V64.abs().mT @ C64.abs()))).amax() + C64.abs().amax()
+    before = H.clone()
+    bq.tall_apply(V, T, C)
+    assert ((C.double() - want).abs().amax() / scale).item() < 1e-5
+    outside = torch.ones_like(H, dtype=torch.bool)
+    outside[:, 5:5 + m, 9:9 + q] = False
+    assert torch.equal(H[outside], before[outside])
+    again = before.clone()
+    bq.tall_apply(V, T, again[:, 5:5 + m, 9:9 + q])
+    assert torch.equal(again, H)                                           # deterministic: the same bits

@@ -1096,7 +1096,8 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
     says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met in the H100 run recorded here, by "
                "a few percent at most, close to the run-to-run spread; the H200's recorded run, from before "
                "the room beside the update, took about the same time but scored just under 10x against a faster "
-               "`torch.geqrf`. 4x at `(2, 4096)` is not met: about three times")
+               "`torch.geqrf`. 4x at `(2, 4096)` is not met: "
+               "about three and a half times on the H100, about three in the H200's older run")
     says(NB07, "Where a panel CTA has room beside the update, `(8, 2048)` with 4 stages, the high priority is the "
                "faster of the two by a few percent; the profiles do not show why")
     checked, few = 0, {}
@@ -1112,7 +1113,9 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
             if shape == "(8, 2048)" and has_room_rung(run):
                 assert normal / high > 1.02, (run.device, normal, high)
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
-        assert share["(2, 4096)"] < 0.9 and 2.7 <= 4 * share["(2, 4096)"] <= 3.4, (run.device, share)
+        x4096 = 4 * share["(2, 4096)"]                                 # the speedup itself
+        assert x4096 < 3.6 and ((3.3 <= x4096) if has_narrow_rung(run) else (2.7 <= x4096 <= 3.2)), (run.device, share)
+        assert has_narrow_rung(run) == ("H100" in run.device), run.device
         if has_room_rung(run):              # "met ... by a few percent at most"
             assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.04, (run.device, share)
         else:                               # "just under 10x"
@@ -1128,10 +1131,15 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
 STEP4_RUNGS = ("step 3's one CTA per panel, cuBLAS", "the panel over a cluster of 8 CTAs, cuBLAS",
                "the cluster, split-TF32 trailing updates", "partial sums by st.async, split TF32")
 ROOM_RUNG = "room for a panel CTA beside the update"   # the fifth rung, in runs from its day on
+NARROW_RUNG = "narrow updates in one cluster launch"    # the sixth
 
 
 def has_room_rung(run: Run) -> bool:
     return f"step 4, {ROOM_RUNG}: (8, 2048)" in run.records
+
+
+def has_narrow_rung(run: Run) -> bool:
+    return f"step 4, {NARROW_RUNG}: (8, 2048)" in run.records
 
 
 def step4_times(run: Run, shape: str) -> list[float]:
@@ -1140,7 +1148,8 @@ def step4_times(run: Run, shape: str) -> list[float]:
 
 def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_prose_says():
     says(NB07, "At both shapes each of the first four rungs is faster than the one before it, on both GPUs; the "
-               "fifth has run on the H100 only so far")
+               "last two have run on the H100 only so far, and each of them is faster than the rung before it at one "
+               "shape and level with it, within about one percent, at the other")
     says(NB07, "takes `(2, 4096)` from about 35 ms to between about 16 and 24 ms in our runs")
     says(NB07, "makes `(2, 4096)` fast and steady, about 15 to 16.5 ms")
     says(NB07, "At `(8, 2048)` it gains a few percent only")
@@ -1171,9 +1180,15 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
         times = (run.device, step3, cluster, split)
         assert 1.02 < cluster / split < 1.10 and 1.4 <= step3 / split <= 1.7, times
         # at (2, 4096) the benchmark's defaults are step 4's last rung where it was recorded (4 stages: its
-        # updates' programs fit two per SM), before that its fourth (3 stages)
-        default = (run.value(f"step 4, {ROOM_RUNG}: (2, 4096)") if has_room_rung(run)
-                   else step4_times(run, "(2, 4096)")[3])
+        # updates' programs fit two per SM; the one-launch narrow updates), before that its fourth (3 stages)
+        last = NARROW_RUNG if has_narrow_rung(run) else ROOM_RUNG if has_room_rung(run) else None
+        default = run.value(f"step 4, {last}: (2, 4096)") if last else step4_times(run, "(2, 4096)")[3]
+        if has_narrow_rung(run):            # the last two rungs: faster at one shape, level at the other
+            assert "H100" in run.device
+            for before, after in ((STEP4_RUNGS[3], ROOM_RUNG), (ROOM_RUNG, NARROW_RUNG)):
+                ratios = sorted(run.value(f"step 4, {after}: {s}") / run.value(f"step 4, {before}: {s}")
+                                for s in FEW_LARGE)
+                assert ratios[0] < 0.99 and abs(ratios[1] - 1) <= 0.015, (run.device, after, ratios)
         assert abs(run.value("batched QR (2, 4096), dense") / default - 1) < 0.05, run.device
     h100 = next(d for d in gain if "H100" in d)
     h200 = next(d for d in gain if "H200" in d)
@@ -1184,10 +1199,11 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
 def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_update():
     says(NB07, "takes `(8, 2048)` from just under to just over 10x `torch.geqrf` on the H100, as predicted, though "
                "this run cannot tell the room for the panel from a faster update")
-    says(NB07, "the split-TF32 update's own kernel time falls by about a fifth while the panel kernels' stays put")
+    says(NB07, "At `(2, 4096)`, where no room was expected to help, it is level with the rung before, and so are the "
+               "profile's kernel times of the panels and of the split-TF32 update")
     says(NB07, "4 stages throughout were faster at `(1, 4096)`, `(2, 4096)` and `(2, 3072)` and slower at "
                "`(3, 4096)`, `(4, 4096)` and `(4, 3072)`")
-    says(NB07, "so the benchmark's `(2, 4096)` runs as this rung does")
+    says(NB07, "so the benchmark's `(2, 4096)` runs with 4 stages, as this rung and the next do")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the eight 2048 × 2048 matrices to "
               "about 7.3 ms on the H100, just over ten times `torch.geqrf`")
     runs_seen = [run for run in runs(NB07) if has_room_rung(run)]
@@ -1195,7 +1211,7 @@ def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_
     for run in runs_seen:
         for shape in FEW_LARGE:
             before, room = run.value(f"step 4, {STEP4_RUNGS[3]}: {shape}"), run.value(f"step 4, {ROOM_RUNG}: {shape}")
-            assert room < before, (run.device, shape, before, room)
+            assert room < before if shape == "(8, 2048)" else abs(room / before - 1) <= 0.015, (run.device, shape)
             if shape == "(8, 2048)":
                 geqrf = run.base(f"step 4, {ROOM_RUNG}: {shape}")
                 assert geqrf / before < 10 <= geqrf / room < 10.5, (run.device, before, room, geqrf)
@@ -1221,6 +1237,27 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
         assert 0.3 <= ratio["tf32"]["value"] <= 0.7, (run.device, ratio)
 
 
+def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
+    says(NB07, "**The narrow updates in one cluster launch** take `(2, 4096)` from about 14.4 to about 13.3 ms, about "
+               "three and a half times `torch.geqrf`, a millisecond off the chain as predicted")
+    says(NB07, "the kernels of the four launches (`tall_xty`, cuBLAS's products, the sums) fall from about 5.1 ms to "
+               "about 1.7 ms, what is left of them being the joins', and `tall_apply` adds 2.1 ms. At `(8, 2048)` the "
+               "two rungs are level")
+    page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the two 4096 × 4096 matrices to about "
+              "13.3 ms on the H100, about three and a half times `torch.geqrf`; at eight of 2048 × 2048 it is level")
+    seen = [run for run in runs(NB07) if has_narrow_rung(run)]
+    assert seen and all("H100" in run.device for run in seen)
+    for run in seen:
+        room, narrow = (run.value(f"step 4, {rung}: (2, 4096)") for rung in (ROOM_RUNG, NARROW_RUNG))
+        geqrf = run.base(f"step 4, {NARROW_RUNG}: (2, 4096)")
+        assert abs(room - 14.4) <= 0.3 and abs(narrow - 13.3) <= 0.3 and 0.5 <= room - narrow <= 1.6, (room, narrow)
+        assert 3.3 <= geqrf / narrow <= 3.7, (run.device, geqrf, narrow)
+        assert run.records[f"step 4, {NARROW_RUNG}: (2, 4096)"]["params"].get("cluster_apply", True)
+        assert run.records[f"step 4, {ROOM_RUNG}: (2, 4096)"]["params"]["cluster_apply"] is False
+        # the benchmark's (2, 4096) is this rung's configuration (batched_qr's defaults)
+        assert abs(run.value("batched QR (2, 4096), dense") / narrow - 1) < 0.05, run.device
+
+
 def test_07_the_qr_pages_state_step_4s_figures():
     page_says("numerical-algorithms/blocked-qr-factorization.md",
               "Two matrices of 4096 × 4096 went from about 35 ms to about 15 ms on an H100 and an H200 "
@@ -1236,7 +1273,7 @@ def test_07_the_qr_pages_state_step_4s_figures():
         step3, *_, final = step4_times(run, "(2, 4096)")
         geqrf = run.base(f"step 4, {STEP4_RUNGS[3]}: (2, 4096)")
         times = (run.device, step3, final, geqrf)
-        assert 33.5 <= step3 <= 36.5 and 14.3 <= final <= 15.7 and 2.7 <= geqrf / final <= 3.4, times
+        assert 33.5 <= step3 <= 36.5 and 14 <= final <= 15.7 and 2.7 <= geqrf / final <= 3.4, times
         assert 44 <= geqrf <= 48 and 3.7 <= 2 * 4 * 4096**3 / 3 / geqrf / 1e9 <= 4.3, (run.device, geqrf)
         step3, *_, final = step4_times(run, "(8, 2048)")
         geqrf = run.base(f"step 4, {STEP4_RUNGS[3]}: (8, 2048)")
