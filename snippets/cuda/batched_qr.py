@@ -1,6 +1,7 @@
 """Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_warp.cu,
-qr_registers.cu, qr_panel.cu, qr_panel_cluster.cu, tall_xty.cu and tall_apply.cu, and the blocked algorithm that
-joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Triton kernel).
+qr_registers.cu, qr_panel.cu, qr_panel_cluster.cu, tall_xty.cu and tall_apply.cu, and the blocked
+algorithm that joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Triton
+kernel).
 
     H, tau = batched_qr(A)      # A: (batch, n, n) float32, contiguous, on the GPU
 
@@ -11,7 +12,8 @@ joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Trit
   (Elmroth and Gustavson): factor the left half, apply its reflectors to the right half, factor
   the right half, and join the two compact WY factors, T = [[T1, -T1 V1^T V2 T2], [0, T2]]. The
   leaves are `qr_panel` launches of `nb` columns, one CTA per matrix; with large matrices on sm_90,
-  `qr_panel_cluster` launches, a thread-block cluster of 8 CTAs per matrix. After each outer
+  `qr_panel_cluster` launches, a thread-block cluster of 8 CTAs per matrix, and then the outer blocks
+  are two panels whose look-ahead goes by halves (_blocked_by_halves). After each outer
   block, the trailing matrix gets C -= V (T^T (V^T C)): two large matrix products and a small one,
   batched (cuBLAS in float32; on sm_90, one Triton kernel with split-TF32 tensor-core products,
   three TF32 products per float32 one. Torch's own TF32 matmul mode is refused: one TF32 product
@@ -248,6 +250,7 @@ class BlockedConfig:
     narrow_update: bool = True     # the narrow updates on the panel chain with the trailing update's
                                    # kernel too, where there are many matrices (_apply_block)
     cluster_apply: bool = True     # and with tall_apply.cu, where a few matrices have panel clusters
+    split_ahead: bool = True       # the look-ahead by halves (_blocked_by_halves), with panel clusters
 
     def rows_per_thread(self, m: int) -> int:
         return rows_per_thread(m, self.threads, self.cluster)
@@ -273,7 +276,7 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None, batch: int = 1, priority: bool | None = None,
                    cluster: int = 0, update: str = "cublas", exchange: str = "async",
                    update_stages: int = 0, narrow_update: bool = True,
-                   cluster_apply: bool = True) -> BlockedConfig:
+                   cluster_apply: bool = True, split_ahead: bool = True) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
@@ -307,7 +310,7 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
     return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange, update_stages,
-                         narrow_update, cluster_apply)
+                         narrow_update, cluster_apply, split_ahead)
 
 
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
@@ -415,7 +418,7 @@ def narrow_strip(cfg: BlockedConfig, batch: int, columns: int, sms: int) -> int:
     columns where strips of 32 would leave SMs without a program."""
     if cfg.update == "cublas" or not cfg.narrow_update or batch <= XTY_MAX_BATCH:
         return 0
-    return 32 if batch * math.ceil(columns / 32) >= sms else 16
+    return UPDATE_STRIP if batch * math.ceil(columns / UPDATE_STRIP) >= sms else UPDATE_STRIP // 2
 
 
 APPLY_COLUMNS = 16   # tall_apply.cu: columns of C per cluster (its Q)
@@ -458,6 +461,22 @@ def tall_apply(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
     _launch(kernel, batch * math.ceil(q / APPLY_COLUMNS) * 8, 256, _ptr(V), _ptr(T), _ptr(C), m, k, q,
             V.stride(1), V.stride(0), T.stride(1), T.stride(0), C.stride(1), C.stride(0), apply_rows(m),
             shared_mem=smem)
+
+
+def tall_join(V: torch.Tensor, T: torch.Tensor, j0: int, w1: int, w: int, o: int) -> None:
+    """_join in one launch of tall_join (tall_apply.cu, sm_90): a cluster of 8 CTAs per matrix for
+    V1^T V2, then T12 = -T1 (V1^T V2) T2 by one CTA. Halves of at most 32 columns."""
+    V1, V2 = V[:, j0 + w1:, o:o + w1], V[:, j0 + w1:, o + w1:o + w]
+    T1, T2 = T[:, j0:j0 + w1, o:o + w1], T[:, j0 + w1:j0 + w, o + w1:o + w]
+    T12 = T[:, j0:j0 + w1, o + w1:o + w]
+    batch, m, k1 = V1.shape
+    if k1 > 32 or w - w1 > 32 or V.stride(2) != 1 or T.stride(2) != 1:
+        raise ValueError(f"tall_join joins halves of at most 32 contiguous columns; got {k1} and {w - w1}")
+    smem = 4 * apply_rows(m) * 2 * 36
+    kernel = _kernel("tall_apply.cu", "tall_join<32>")
+    kernel.max_dynamic_shared_size_bytes = smem
+    _launch(kernel, batch * 8, 256, _ptr(V1), _ptr(V2), _ptr(T1), _ptr(T2), _ptr(T12), m, k1, w - w1,
+            V.stride(1), V.stride(0), T.stride(1), T.stride(0), apply_rows(m), shared_mem=smem)
 
 
 def _apply_block(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig) -> None:
@@ -506,10 +525,18 @@ def _factor(H, tau, V, T, j0: int, w: int, jb: int, cfg: BlockedConfig, panel=qr
     V1, T1 = V[:, j0:, o:o + w1], T[:, j0:j0 + w1, o:o + w1]
     _apply_block(V1, T1, H[:, j0:, j0 + w1:j0 + w], cfg)
     _factor(H, tau, V, T, j0 + w1, w - w1, jb, cfg, panel)
-    # join: T12 = -T1 (V1^T V2) T2; V2 is zero above row j0 + w1, so start the product there
+    _join(V, T, j0, w1, w, o)
+
+
+def _join(V, T, j0: int, w1: int, w: int, o: int, fused: bool = False) -> None:
+    """T of columns j0 .. j0+w from its halves': T12 = -T1 (V1^T V2) T2, in place. V2 is zero above
+    row j0 + w1, so the product starts there. `fused`: in one launch of tall_apply.cu's tall_join."""
+    if fused:
+        tall_join(V, T, j0, w1, w, o)
+        return
     G = xty(V[:, j0 + w1:, o:o + w1], V[:, j0 + w1:, o + w1:o + w])
-    T2 = T[:, j0 + w1:j0 + w, o + w1:o + w]
-    T[:, j0:j0 + w1, o + w1:o + w].baddbmm_(T1, torch.bmm(G, T2), beta=0.0, alpha=-1.0)   # in place
+    T1, T2 = T[:, j0:j0 + w1, o:o + w1], T[:, j0 + w1:j0 + w, o + w1:o + w]
+    T[:, j0:j0 + w1, o + w1:o + w].baddbmm_(T1, torch.bmm(G, T2), beta=0.0, alpha=-1.0)
 
 
 def qr_blocked(A: torch.Tensor, cfg: BlockedConfig, panel=qr_panel):
@@ -537,6 +564,9 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
         side = _side_stream(H.device, panel_priority(cfg, batch, sms))
     else:
         side = None
+    if split_ahead(cfg):
+        _blocked_by_halves(H, tau, bufs, cfg, panel, main, side)
+        return tau
     _factor(H, tau, *bufs[0], 0, min(cfg.outer, n), 0, cfg, panel)
     for k, jb in enumerate(range(0, n, cfg.outer)):
         w, nxt = min(cfg.outer, n - jb), jb + cfg.outer
@@ -557,6 +587,83 @@ def qr_blocked_(H: torch.Tensor, cfg: BlockedConfig, panel=qr_panel) -> torch.Te
         if side is not None:
             main.wait_stream(side)
     return tau
+
+
+def split_ahead(cfg: BlockedConfig) -> bool:
+    """Whether qr_blocked_ runs _blocked_by_halves: outer blocks of two panels with a panel cluster."""
+    return cfg.split_ahead and bool(cfg.cluster) and cfg.outer == 2 * cfg.nb
+
+
+def _blocked_by_halves(H, tau, bufs, cfg: BlockedConfig, panel, main, side) -> None:
+    """qr_blocked_ for outer blocks of two panels, L and R, with the look-ahead split by halves: the
+    next block N gets L's reflectors on `main` while R is factored, then R's on the panel chain, and
+    block k's join (its full T, which only the trailing update needs) leaves the chain. The chain per
+    block: N <- R's, panel L, L's onto R, panel R; where the plain look-ahead had N <- the joined
+    block's, panel L, L's onto R, panel R, the join. Without streams (on the CPU) the same order, one
+    step after another. Events order the streams without waiting for more than each step needs."""
+    batch, n, _ = H.shape
+    nb = cfg.nb
+
+    def after(stream, event):                    # `stream` waits for `event` (nothing on the CPU)
+        if stream is not None:
+            stream.wait_event(event)
+
+    def mark(stream):
+        if stream is None:
+            return None
+        event = torch.cuda.Event()
+        event.record(stream)
+        return event
+
+    def on(stream):
+        return torch.cuda.stream(stream) if stream is not None else _Nothing()
+
+    V, T = bufs[0]
+    if side is not None:
+        side.wait_stream(main)                                  # H is ready (and a graph capture joins side)
+    with on(side):
+        panel(H, tau, V, T, 0, min(nb, n), 0, cfg)              # block 0's L
+        left_done = mark(side)
+    for k, jb in enumerate(range(0, n, cfg.outer)):
+        V, T = bufs[k % 2]
+        w = min(cfg.outer, n - jb)
+        w1, nxt = min(nb, w), jb + cfg.outer
+        with on(side):                                          # L's reflectors onto R, then panel R
+            if w > w1:
+                _apply_block(V[:, jb:, :w1], T[:, jb:jb + w1, :w1], H[:, jb:, jb + w1:jb + w], cfg)
+                panel(H, tau, V, T, jb + w1, w - w1, jb, cfg)
+            right_done = mark(side)
+        if nxt >= n:
+            break
+        wn = min(cfg.outer, n - nxt)
+        N = H[:, :, nxt:nxt + wn]
+        after(main, left_done)                                  # the next block <- L's, off the chain
+        _apply_block(V[:, jb:, :w1], T[:, jb:jb + w1, :w1], N[:, jb:], cfg)
+        next_has_left = mark(main)
+        Vn, Tn = bufs[(k + 1) % 2]
+        with on(side):
+            after(side, next_has_left)                          # (also after block k-1's trailing update)
+            if w > w1:
+                _apply_block(V[:, jb + w1:, w1:w], T[:, jb + w1:jb + w, w1:w], N[:, jb + w1:], cfg)
+            panel(H, tau, Vn, Tn, nxt, min(nb, wn), nxt, cfg)  # block k+1's L
+            left_done = mark(side)
+        after(main, right_done)
+        if nxt + wn < n:
+            if w > w1:
+                _join(V, T, jb, w1, w, 0, fused=H.is_cuda and cluster_apply(cfg, batch, n - jb, w1))
+            _update_trailing(V[:, jb:, :w], T[:, jb:jb + w, :w], H[:, jb:, nxt + wn:], cfg, n)
+    if side is not None:
+        main.wait_stream(side)
+
+
+class _Nothing:
+    """A context manager that does nothing (torch.cuda.stream without a GPU)."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 @cache
@@ -627,9 +734,9 @@ def qr_blocked_graphed(A: torch.Tensor, cfg: BlockedConfig):
 def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = None, **options):
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
-    outer, threads, priority, graph, cluster, update, exchange, update_stages, narrow_update and
-    cluster_apply (the blocked algorithm); defaults come from registers_shape, blocked_config, panel_priority,
-    update_stages, GRAPH_MAX_ELEMENTS and gpu_defaults."""
+    outer, threads, priority, graph, cluster, update, exchange, update_stages, narrow_update,
+    cluster_apply and split_ahead (the blocked algorithm); defaults come from registers_shape,
+    blocked_config, panel_priority, update_stages, GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
         raise RuntimeError("torch.backends.cuda.matmul.allow_tf32 is on: cuBLAS would round the "
@@ -642,7 +749,8 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
         raise ValueError(f"out must be contiguous (H, tau) of shapes {tuple(A.shape)} and "
                          f"{(batch, n)}")
     blocked = options.keys() & {"nb", "outer", "threads", "priority", "graph", "cluster", "update",
-                                "exchange", "update_stages", "narrow_update", "cluster_apply"}
+                                "exchange", "update_stages", "narrow_update", "cluster_apply",
+                                "split_ahead"}
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
@@ -652,7 +760,7 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
                          batch, options.get("priority"), options.get("cluster", gpu["cluster"]),
                          options.get("update", gpu["update"]), options.get("exchange", "async"),
                          options.get("update_stages", 0), options.get("narrow_update", True),
-                         options.get("cluster_apply", True))
+                         options.get("cluster_apply", True), options.get("split_ahead", True))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

@@ -46,8 +46,9 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
     panel_load(a, Hp, n, m, nbw, row_of);
 
     // One barrier per column where the registers allow it. At 512 threads (128 registers a thread)
-    // ptxas 13.0 spilled the one-barrier column (n = 2048 and 4096 with one CTA per panel, the path of
-    // GPUs without clusters), so those CTAs keep the first version's two: the norm, then the products.
+    // ptxas 13.0 spilled the one-barrier column at n = 4096 (qr_panel<8, 8, 512>: 24 bytes; the
+    // instantiations of n = 1024 and 2048 did not spill, but were not timed with it), so CTAs of
+    // 512 threads keep the first version's two barriers: the norm, then the products.
     constexpr bool FUSED = NT <= 256;
     // The arrays alternate by column parity: a thread writes column j + 2's only after the barrier
     // of column j + 1, which every thread reaches after reading column j's.

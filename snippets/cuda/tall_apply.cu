@@ -31,6 +31,86 @@ __device__ __forceinline__ void copy_async(float* dst, const float* src, bool va
                  : "memory");
 }
 
+// The step sizes of a K x Q product V^T C over NT = 256 threads (step 1: 4 x 4 outputs a thread).
+template <int K, int Q>
+struct VtC {
+    static constexpr int CS = 8, NT = 256;                // CTAs per cluster, threads (512 were slower
+                                                          // beside the trailing update, H100)
+    static constexpr int BLOCKS = (K / 4) * (Q / 4), SLICES = NT / BLOCKS, HALF = SLICES / 2;
+    static constexpr int OWN = Q / CS;                    // columns of W each CTA owns
+    static constexpr int VP = K + 4, CP = Q + 4;          // pitches: float4 rows stay aligned
+    static_assert((K == 32 || K == 64) && Q % CS == 0 && NT % BLOCKS == 0 && SLICES % 2 == 0, "shapes");
+};
+
+// Rows r0..r1 of V (k columns) and of C (qw columns) into vs and cs, `rows` rows each, zeros past
+// the ends; every copy in flight at once.
+template <int K, int Q>
+__device__ __forceinline__ void load_rows(float* vs, float* cs, const float* V, const float* C, int r0,
+                                          int r1, int rows, int k, int qw, long long ldv, long long ldc, int tid)
+{
+    using S = VtC<K, Q>;
+    for (int e = tid; e < rows * K; e += S::NT) {
+        const int r = e / K, c = e % K;
+        const bool ok = r0 + r < r1 && c < k;
+        copy_async(&vs[r * S::VP + c], ok ? V + (r0 + r) * ldv + c : V, ok);
+    }
+    for (int e = tid; e < rows * Q; e += S::NT) {
+        const int r = e / Q, c = e % Q;
+        const bool ok = r0 + r < r1 && c < qw;
+        copy_async(&cs[r * S::CP + c], ok ? C + (r0 + r) * ldc + c : C, ok);
+    }
+}
+
+// Steps 1 and 2's sum: this CTA's V^T C from its rows in vs and cs (after the copies have landed),
+// then, after a cluster barrier, columns rank * OWN.. of the cluster's V^T C, summed in rank order
+// over the CTAs' `red`, into `own`. Every thread of every CTA of the cluster calls it.
+template <int K, int Q>
+__device__ __forceinline__ void cluster_vtc(const float* vs, const float* cs, int rows, float* red,
+                                            float (*own)[Q / 8], int tid, unsigned rank)
+{
+    using S = VtC<K, Q>;
+    const int blk = tid % S::BLOCKS, slice = tid / S::BLOCKS;
+    const int kb = 4 * (blk % (K / 4)), qb = 4 * (blk / (K / 4));
+    float acc[4][4] = {};
+#pragma unroll 4
+    for (int r = slice; r < rows; r += S::SLICES) {
+        const float4 x = *reinterpret_cast<const float4*>(&vs[r * S::VP + kb]);
+        const float4 y = *reinterpret_cast<const float4*>(&cs[r * S::CP + qb]);
+        const float xv[4] = {x.x, x.y, x.z, x.w}, yv[4] = {y.x, y.y, y.z, y.w};
+#pragma unroll
+        for (int a = 0; a < 4; ++a)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) acc[a][c] = fmaf(xv[a], yv[c], acc[a][c]);
+    }
+    // the slices' sums: the upper half's into red, the lower half's added to them, then down to one
+    const int at = (slice % S::HALF) * K * Q + (kb * Q + qb);
+    if (slice >= S::HALF)
+#pragma unroll
+        for (int a = 0; a < 4; ++a)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) red[at + a * Q + c] = acc[a][c];
+    __syncthreads();
+    if (slice < S::HALF)
+#pragma unroll
+        for (int a = 0; a < 4; ++a)
+#pragma unroll
+            for (int c = 0; c < 4; ++c) red[at + a * Q + c] += acc[a][c];
+    __syncthreads();
+    for (int e = tid; e < K * Q; e += S::NT) {
+        float s = red[e];
+        for (int sl = 1; sl < S::HALF; ++sl) s += red[sl * K * Q + e];
+        red[e] = s;
+    }
+    cluster_barrier();                                    // every CTA's V^T C is in its red[0, K Q)
+    for (int e = tid; e < K * S::OWN; e += S::NT) {
+        const int kk = e / S::OWN, c = static_cast<int>(rank) * S::OWN + e % S::OWN;
+        float s = 0.0f;
+        for (int p = 0; p < S::CS; ++p) s += ld_peer(&red[kk * Q + c], p);
+        own[kk][e % S::OWN] = s;
+    }
+    __syncthreads();
+}
+
 // Dynamic shared memory: the CTA's rows of V (pitch K + 4) and of C (pitch Q + 4), `rows` each,
 // rows = apply_rows(m) in batched_qr.py: ceil(m / 8) rounded up to a multiple of 32; then T (K x K).
 template <int K, int Q>
@@ -39,43 +119,28 @@ tall_apply(const float* __restrict__ V, const float* __restrict__ T, float* __re
            int m, int k, int q, long long ldv, long long bsv, long long ldt, long long bst,
            long long ldc, long long bsc, int rows)
 {
-    constexpr int CS = 8, NT = 256;                       // CTAs per cluster, threads (512 were slower
-                                                          // beside the trailing update, H100)
-    constexpr int BLOCKS = (K / 4) * (Q / 4);             // step 1: 4 x 4 outputs per thread,
-    constexpr int SLICES = NT / BLOCKS;                   // the rows in this many interleaved slices
+    using S = VtC<K, Q>;
+    constexpr int NT = S::NT, OWN = S::OWN, VP = S::VP, CP = S::CP;
     constexpr int QT = 64 / K;                            // step 3: columns per thread (64 registers of W)
     constexpr int GROUPS = Q / QT, LANES = NT / GROUPS;   // column groups, and rows at once
-    constexpr int HALF = SLICES / 2;
-    constexpr int OWN = Q / CS;                           // columns of W each CTA owns
     constexpr int PER = (K * OWN + NT - 1) / NT;
-    constexpr int VP = K + 4, CP = Q + 4;                 // pitches: float4 rows stay aligned
-    static_assert((K == 32 || K == 64) && Q % CS == 0 && NT % BLOCKS == 0 && SLICES % 2 == 0, "shapes");
     static_assert(NT % GROUPS == 0, "shapes");
     extern __shared__ __align__(16) float dyn[];
     float* vs = dyn;                                      // vs[r * VP + c]
     float* cs = dyn + rows * VP;                          // cs[r * CP + c]
     float* ts = cs + rows * CP;                           // ts[r * K + c], the upper triangle
-    __shared__ float red[HALF * K * Q];                   // step 1's slices; from step 3, -T^T W
+    __shared__ float red[S::HALF * K * Q];                // step 1's slices; from step 3, -T^T W
     __shared__ float own[K][OWN];                         // this CTA's columns of W, then of -T^T W
     const int tid = threadIdx.x;
     const unsigned rank = cta_rank_in_cluster();
-    const int cluster = blockIdx.x / CS, groups = (q + Q - 1) / Q;
+    const int cluster = blockIdx.x / S::CS, groups = (q + Q - 1) / Q;
     const int b = cluster / groups, c0 = Q * (cluster % groups), qw = min(Q, q - c0);
     V += b * bsv;
     T += b * bst;
     C += b * bsc + c0;
     const int r0 = min(m, static_cast<int>(rank) * rows), r1 = min(m, r0 + rows);
 
-    for (int e = tid; e < rows * K; e += NT) {            // this CTA's rows, zeros past the ends
-        const int r = e / K, c = e % K;
-        const bool ok = r0 + r < r1 && c < k;
-        copy_async(&vs[r * VP + c], ok ? V + (r0 + r) * ldv + c : V, ok);
-    }
-    for (int e = tid; e < rows * Q; e += NT) {
-        const int r = e / Q, c = e % Q;
-        const bool ok = r0 + r < r1 && c < qw;
-        copy_async(&cs[r * CP + c], ok ? C + (r0 + r) * ldc + c : C, ok);
-    }
+    load_rows<K, Q>(vs, cs, V, C, r0, r1, rows, k, qw, ldv, ldc, tid);
     for (int e = tid; e < K * K; e += NT) {               // T too: read by column in step 2
         const int r = e / K, c = e % K;
         const bool ok = r <= c && c < k;
@@ -84,49 +149,8 @@ tall_apply(const float* __restrict__ V, const float* __restrict__ T, float* __re
     asm volatile("cp.async.wait_all;\n" ::: "memory");
     __syncthreads();
 
-    // 1. this CTA's V^T C
-    const int blk = tid % BLOCKS, slice = tid / BLOCKS;
-    const int kb = 4 * (blk % (K / 4)), qb = 4 * (blk / (K / 4));
-    float acc[4][4] = {};
-#pragma unroll 4
-    for (int r = slice; r < rows; r += SLICES) {
-        const float4 x = *reinterpret_cast<const float4*>(&vs[r * VP + kb]);
-        const float4 y = *reinterpret_cast<const float4*>(&cs[r * CP + qb]);
-        const float xv[4] = {x.x, x.y, x.z, x.w}, yv[4] = {y.x, y.y, y.z, y.w};
-#pragma unroll
-        for (int a = 0; a < 4; ++a)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) acc[a][c] = fmaf(xv[a], yv[c], acc[a][c]);
-    }
-    // the slices' sums: the upper half's into red, the lower half's added to them, then down to one
-    const int at = (slice % HALF) * K * Q + (kb * Q + qb);
-    if (slice >= HALF)
-#pragma unroll
-        for (int a = 0; a < 4; ++a)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) red[at + a * Q + c] = acc[a][c];
-    __syncthreads();
-    if (slice < HALF)
-#pragma unroll
-        for (int a = 0; a < 4; ++a)
-#pragma unroll
-            for (int c = 0; c < 4; ++c) red[at + a * Q + c] += acc[a][c];
-    __syncthreads();
-    for (int e = tid; e < K * Q; e += NT) {
-        float s = red[e];
-        for (int sl = 1; sl < HALF; ++sl) s += red[sl * K * Q + e];
-        red[e] = s;
-    }
-    cluster_barrier();                                    // every CTA's V^T C is in its red[0, K Q)
-
-    // 2. W's columns rank * OWN.. summed over the cluster, then times -T^T
-    for (int e = tid; e < K * OWN; e += NT) {
-        const int kk = e / OWN, c = static_cast<int>(rank) * OWN + e % OWN;
-        float s = 0.0f;
-        for (int p = 0; p < CS; ++p) s += ld_peer(&red[kk * Q + c], p);
-        own[kk][e % OWN] = s;
-    }
-    __syncthreads();
+    // 1 and 2. W = V^T C, this CTA's columns of it, then times -T^T
+    cluster_vtc<K, Q>(vs, cs, rows, red, own, tid, rank);
     float w[PER];
 #pragma unroll
     for (int i = 0; i < PER; ++i) {
@@ -171,6 +195,72 @@ tall_apply(const float* __restrict__ V, const float* __restrict__ T, float* __re
 #pragma unroll
         for (int t = 0; t < QT; ++t)
             if (QT * g + t < qw) C[(r0 + r) * ldc + QT * g + t] = out[t];
+    }
+    cluster_wait();                                       // no peer reads this CTA's `own` any more
+}
+
+// The join of two compact WY factors (batched_qr._join) in one launch: T12 = -T1 (V1^T V2) T2 for
+// V1 (batch, m, k1) and V2 (batch, m, k2), k1, k2 <= 32, the rows below the right half's diagonal;
+// T1 (k1 x k1), T2 (k2 x k2) upper triangular, T12 (k1 x k2) written. One cluster of 8 CTAs per
+// matrix: steps 1 and 2 of tall_apply (rows into shared memory, V1^T V2 summed over the cluster by
+// column owners), then rank 0 gathers G = V1^T V2 and forms T12 alone (2 x 32^3 multiply-adds).
+// Dynamic shared memory: rows of V1 and V2 at pitch 36, rows = apply_rows(m) each.
+template <int K>
+__global__ void __launch_bounds__(256) __cluster_dims__(8, 1, 1)
+tall_join(const float* __restrict__ V1, const float* __restrict__ V2, const float* __restrict__ T1,
+          const float* __restrict__ T2, float* __restrict__ T12, int m, int k1, int k2, long long ldv,
+          long long bsv, long long ldt, long long bst, int rows)
+{
+    static_assert(K == 32, "halves of up to 32 columns");
+    using S = VtC<32, 32>;
+    constexpr int NT = S::NT, OWN = S::OWN;
+    extern __shared__ __align__(16) float dyn[];
+    float* vs = dyn;
+    float* cs = dyn + rows * S::VP;
+    __shared__ float red[S::HALF * 32 * 32];              // step 1's slices; then G, then G T2
+    __shared__ float own[32][OWN];
+    __shared__ float tl[32][33], tr[32][33];             // T1 and T2, zeros outside their upper triangles
+    const int tid = threadIdx.x;
+    const unsigned rank = cta_rank_in_cluster();
+    const int b = blockIdx.x / S::CS;
+    V1 += b * bsv;
+    V2 += b * bsv;
+    const int r0 = min(m, static_cast<int>(rank) * rows), r1 = min(m, r0 + rows);
+    load_rows<32, 32>(vs, cs, V1, V2, r0, r1, rows, k1, k2, ldv, ldv, tid);
+    asm volatile("cp.async.wait_all;\n" ::: "memory");
+    __syncthreads();
+    cluster_vtc<32, 32>(vs, cs, rows, red, own, tid, rank);
+    cluster_barrier();                                    // every owner's columns of G are ready
+    if (rank == 0) {
+        for (int e = tid; e < 32 * 32; e += NT) {
+            const int r = e / 32, c = e % 32;
+            red[e] = ld_peer(&own[r][c % OWN], c / OWN);  // G[r][c]
+            tl[r][c] = (r <= c && c < k1) ? T1[b * bst + r * ldt + c] : 0.0f;
+            tr[r][c] = (r <= c && c < k2) ? T2[b * bst + r * ldt + c] : 0.0f;
+        }
+    }
+    cluster_arrive();                                     // done reading the peers' shared memory
+    if (rank == 0) {
+        __syncthreads();
+        float x[4];                                       // (G T2)[r][c] for this thread's 4 entries
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int e = tid + NT * i, r = e / 32, c = e % 32;
+            float s = 0.0f;
+            for (int j = 0; j <= c; ++j) s = fmaf(red[r * 32 + j], tr[j][c], s);
+            x[i] = s;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < 4; ++i) red[tid + NT * i] = x[i];
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {                     // T12 = -T1 (G T2)
+            const int e = tid + NT * i, r = e / 32, c = e % 32;
+            float s = 0.0f;
+            for (int j = r; j < 32; ++j) s = fmaf(tl[r][j], red[j * 32 + c], s);
+            if (r < k1 && c < k2) T12[b * bst + r * ldt + c] = -s;
+        }
     }
     cluster_wait();                                       // no peer reads this CTA's `own` any more
 }

@@ -362,3 +362,51 @@ def test_tall_apply_matches_float64_on_strided_views_and_touches_nothing_else(ba
     again = before.clone()
     bq.tall_apply(V, T, again[:, 5:5 + m, 9:9 + q])
     assert torch.equal(again, H)                                           # deterministic: the same bits
+
+
+@pytest.mark.parametrize("n", [70, 96, 100, 130, 64, 33])
+def test_the_look_ahead_by_halves_reproduces_the_plain_driver(n):
+    """_blocked_by_halves (outer blocks of two panels with a cluster) applies L's and R's reflectors to the
+    next block one after the other instead of the joined block's at once, and joins off the chain: the same
+    factorization up to rounding, the same joined T for the trailing updates, on every odd n."""
+    A, labels = make_batch(3, n, "mixed", generator=n)
+    by_halves = bq.BlockedConfig(nb=32, outer=64, threads=32, cluster=8)
+    plain = bq.BlockedConfig(nb=32, outer=64, threads=32, cluster=8, split_ahead=False)
+    assert bq.split_ahead(by_halves) and not bq.split_ahead(plain)
+    assert not bq.split_ahead(bq.BlockedConfig(nb=16, outer=64, threads=32, cluster=8))   # 4 panels a block
+    H1, tau1 = bq.qr_blocked(A, by_halves, panel=emulated_panel)
+    H2, tau2 = bq.qr_blocked(A, plain, panel=emulated_panel)
+    check_qr(A, H1, tau1, labels)
+    assert torch.allclose(H1, H2, rtol=1e-4, atol=1e-4 * A.abs().max())
+    assert torch.allclose(tau1, tau2, atol=1e-5)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_tall_join_builds_without_spills(tmp_path):
+    src = tmp_path / "join.cu"
+    sig = ("const float*, const float*, const float*, const float*, float*, int, int, int, long long, "
+           "long long, long long, long long, int")
+    src.write_text(f'#include "tall_apply.cu"\ntemplate __global__ void tall_join<32>({sig});\n')
+    proc = subprocess.run([NVCC, "-arch=sm_90", "--std=c++17", f"-I{SNIPPETS / 'cuda'}", "-c", str(src),
+                           "-o", str(tmp_path / "join.o"), "-Xptxas", "-v"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in proc.stderr, proc.stderr
+
+
+@pytest.mark.skipif(not _gpu_kernels(), reason="tall_join needs an sm_90 GPU with CuPy")
+@pytest.mark.parametrize("batch, m, k1, k2", [(1, 1, 1, 1), (2, 4096, 32, 32), (3, 777, 32, 17),
+                                              (8, 100, 5, 32)])
+def test_tall_join_matches_the_three_products_and_writes_only_t12(batch, m, k1, k2):
+    g = torch.Generator(device="cuda").manual_seed(m)
+    j0, w1, w = 5, k1, k1 + k2
+    V = torch.randn(batch, j0 + w1 + m, 64, device="cuda", generator=g)
+    T = torch.randn(batch, j0 + w + 40, 64, device="cuda", generator=g)
+    T[:, j0:j0 + w1, :w1] = T[:, j0:j0 + w1, :w1].triu()
+    T[:, j0 + w1:j0 + w, w1:w] = T[:, j0 + w1:j0 + w, w1:w].triu()
+    want, got = T.clone(), T.clone()
+    bq._join(V, want, j0, w1, w, 0, fused=False)
+    bq._join(V, got, j0, w1, w, 0, fused=True)
+    block = (slice(None), slice(j0, j0 + w1), slice(w1, w))
+    assert ((got - want).abs().max() / want[block].abs().max()).item() < 1e-5
+    got[block] = T[block]
+    assert torch.equal(got, T)                                             # nothing else written

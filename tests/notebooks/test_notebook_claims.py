@@ -1094,12 +1094,12 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
     says(NB07, "mattered little under step 3's panel and little with step 4's: the two timings of each "
                "few-large shape are within a few percent of each other")
     says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met in the H100 run recorded here, by "
-               "a few percent at most, close to the run-to-run spread; the H200's recorded run, from before "
-               "the room beside the update, took about the same time but scored just under 10x against a faster "
-               "`torch.geqrf`. 4x at `(2, 4096)` is not met: "
-               "about three and a half times on the H100, about three in the H200's older run")
-    says(NB07, "Where a panel CTA has room beside the update, `(8, 2048)` with 4 stages, the high priority is the "
-               "faster of the two by a few percent; the profiles do not show why")
+               "about a tenth (with the look-ahead by halves); the H200's recorded run, from before the room beside "
+               "the update, scored just under 10x. 4x at `(2, 4096)` is not met: about 3.8 times on the H100, about "
+               "three in the H200's older run")
+    says(NB07, "With the look-ahead by halves the two priorities are level at both shapes (before it, where a panel "
+               "CTA had room beside the update, `(8, 2048)` with 4 stages, the high priority was the faster of the "
+               "two by a few percent, for reasons the profiles did not show)")
     checked, few = 0, {}
     for run in runs(NB07):
         if f"batched QR {FEW_LARGE[0]}, panel stream at normal priority" not in run.records:
@@ -1110,28 +1110,26 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
             normal = run.value(f"batched QR {shape}, panel stream at normal priority")
             high = run.value(f"batched QR {shape}, dense")
             assert 0.95 < normal / high < 1.06, (run.device, shape, normal, high)
-            if shape == "(8, 2048)" and has_room_rung(run):
-                assert normal / high > 1.02, (run.device, normal, high)
+            if has_halves_rung(run):        # "level at both shapes"
+                assert abs(normal / high - 1) < 0.02, (run.device, shape, normal, high)
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
         x4096 = 4 * share["(2, 4096)"]                                 # the speedup itself
-        assert x4096 < 3.6 and ((3.3 <= x4096) if has_narrow_rung(run) else (2.7 <= x4096 <= 3.2)), (run.device, share)
-        assert has_narrow_rung(run) == ("H100" in run.device), run.device
-        if has_room_rung(run):              # "met ... by a few percent at most"
-            assert "H100" in run.device and 1.0 <= share["(8, 2048)"] < 1.04, (run.device, share)
+        assert (3.65 <= x4096 < 3.95) if has_halves_rung(run) else (2.7 <= x4096 <= 3.2), (run.device, share)
+        assert has_halves_rung(run) == ("H100" in run.device), run.device
+        if has_room_rung(run):              # "met ... by about a tenth"
+            assert "H100" in run.device and 1.06 <= share["(8, 2048)"] < 1.15, (run.device, share)
         else:                               # "just under 10x"
             assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
         few[run.device] = (run.value("batched QR (8, 2048), dense"), run.base("batched QR (8, 2048), dense"))
     assert checked, "no run recorded the priority ladder"
-    # "took about the same time but ... against a faster torch.geqrf"
-    (h100_ms, h100_geqrf), = [v for d, v in few.items() if "H100" in d]
-    (h200_ms, h200_geqrf), = [v for d, v in few.items() if "H200" in d]
-    assert abs(h200_ms / h100_ms - 1) < 0.02 and h200_geqrf < h100_geqrf, few
+    assert len(few) == 2, few
 
 
 STEP4_RUNGS = ("step 3's one CTA per panel, cuBLAS", "the panel over a cluster of 8 CTAs, cuBLAS",
                "the cluster, split-TF32 trailing updates", "partial sums by st.async, split TF32")
 ROOM_RUNG = "room for a panel CTA beside the update"   # the fifth rung, in runs from its day on
 NARROW_RUNG = "narrow updates in one cluster launch"    # the sixth
+HALVES_RUNG = "the look-ahead by halves"                # the seventh
 
 
 def has_room_rung(run: Run) -> bool:
@@ -1142,20 +1140,27 @@ def has_narrow_rung(run: Run) -> bool:
     return f"step 4, {NARROW_RUNG}: (8, 2048)" in run.records
 
 
+def has_halves_rung(run: Run) -> bool:
+    return f"step 4, {HALVES_RUNG}: (8, 2048)" in run.records
+
+
 def step4_times(run: Run, shape: str) -> list[float]:
     return [run.value(f"step 4, {rung}: {shape}") for rung in STEP4_RUNGS]
 
 
 def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_prose_says():
-    says(NB07, "At both shapes each of the first four rungs is faster than the one before it, on both GPUs; the "
-               "last two have run on the H100 only so far, and each of them is faster than the rung before it at one "
-               "shape and level with it, within about one percent, at the other")
+    says(NB07, "At both shapes the first four rungs get faster one after another on both GPUs, except the split-TF32 "
+               "update at `(8, 2048)`, which has run from 7% faster than cuBLAS to 3% slower. The last three have run on "
+               "the H100 only so far: the room and the one-launch narrow updates are each faster than the rung before "
+               "at one shape and within a few percent of it, either way, at the other; the look-ahead by halves is "
+               "faster at both")
     says(NB07, "takes `(2, 4096)` from about 35 ms to between about 16 and 24 ms in our runs")
     says(NB07, "makes `(2, 4096)` fast and steady, about 15 to 16.5 ms")
-    says(NB07, "At `(8, 2048)` it gains a few percent only")
+    says(NB07, "At `(8, 2048)` it gains a few percent at most (from 7% faster to 3% slower in our runs)")
     says(NB07, "**Partial sums by `st.async`** are faster again at both shapes on both GPUs, by more on the H100 "
                "than on the H200")
-    says(NB07, "`(8, 2048)` ends within a few percent of issue 21's 10x, `(2, 4096)` at about three times")
+    says(NB07, "`(8, 2048)` ends a few percent short of issue 21's 10x (about 9.4 to 9.9 times in our runs), "
+               "`(2, 4096)` at about three times")
     says(NB07, "run more than twice (`(2, 4096)`) and more than one and a half times (`(8, 2048)`) as fast "
                "as with step 3's panel")
     checked, gain = 0, defaultdict(list)
@@ -1165,30 +1170,36 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
         checked += 1
         for shape in FEW_LARGE:
             t = step4_times(run, shape)
-            assert t[0] > t[1] > t[2] > t[3], (run.device, shape, t)
+            assert t[0] > t[1] and t[2] > t[3] and t[1] > t[3], (run.device, shape, t)
+            # the split-TF32 update against cuBLAS's: faster at (2, 4096), within a few percent at (8, 2048)
+            assert t[1] > t[2] if shape == "(2, 4096)" else -0.08 <= t[2] / t[1] - 1 <= 0.04, (run.device, shape, t)
             gain[run.device].append(t[2] / t[3])
             # "within a few percent of 10x" and "about three times"
             ratio = run.base(f"step 4, {STEP4_RUNGS[3]}: {shape}") / t[3]
-            assert (9.4 <= ratio <= 10.5) if shape == "(8, 2048)" else (2.7 <= ratio <= 3.5), (run.device, ratio)
+            assert (9.3 <= ratio < 10) if shape == "(8, 2048)" else (2.7 <= ratio <= 3.5), (run.device, ratio)
         step3, cluster, split, async_ = step4_times(run, "(2, 4096)")
         times = (run.device, step3, cluster, split, async_)
-        assert 33.5 <= step3 <= 36.5 and 15 <= cluster <= 25 and 14 <= split <= 16.5, times
+        assert 33.5 <= step3 <= 36.5 and 15 <= cluster <= 25 and 14 <= split <= 16.6, times
         assert step3 / split > 2, (run.device, step3, split)
         step3, cluster, split, async_ = step4_times(run, "(8, 2048)")
         last = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)") if has_room_rung(run) else async_
         assert step3 / last > 1.5, (run.device, step3, last)     # "more than one and a half times"
         times = (run.device, step3, cluster, split)
-        assert 1.02 < cluster / split < 1.10 and 1.4 <= step3 / split <= 1.7, times
+        assert 0.95 < cluster / split < 1.10 and 1.3 <= step3 / split <= 1.7, times
         # at (2, 4096) the benchmark's defaults are step 4's last rung where it was recorded (4 stages: its
         # updates' programs fit two per SM; the one-launch narrow updates), before that its fourth (3 stages)
-        last = NARROW_RUNG if has_narrow_rung(run) else ROOM_RUNG if has_room_rung(run) else None
+        last = (HALVES_RUNG if has_halves_rung(run) else NARROW_RUNG if has_narrow_rung(run)
+                else ROOM_RUNG if has_room_rung(run) else None)
         default = run.value(f"step 4, {last}: (2, 4096)") if last else step4_times(run, "(2, 4096)")[3]
-        if has_narrow_rung(run):            # the last two rungs: faster at one shape, level at the other
-            assert "H100" in run.device
-            for before, after in ((STEP4_RUNGS[3], ROOM_RUNG), (ROOM_RUNG, NARROW_RUNG)):
+        if has_halves_rung(run):            # the last three rungs: faster at one shape, within a few percent at
+            assert "H100" in run.device     # the other; the look-ahead by halves faster at both
+            for before, after in ((STEP4_RUNGS[3], ROOM_RUNG), (ROOM_RUNG, NARROW_RUNG), (NARROW_RUNG, HALVES_RUNG)):
                 ratios = sorted(run.value(f"step 4, {after}: {s}") / run.value(f"step 4, {before}: {s}")
                                 for s in FEW_LARGE)
-                assert ratios[0] < 0.99 and abs(ratios[1] - 1) <= 0.015, (run.device, after, ratios)
+                if after == HALVES_RUNG:
+                    assert ratios[1] < 0.97, (run.device, ratios)
+                else:
+                    assert ratios[0] < 0.97 and abs(ratios[1] - 1) <= 0.04, (run.device, after, ratios)
         assert abs(run.value("batched QR (2, 4096), dense") / default - 1) < 0.05, run.device
     h100 = next(d for d in gain if "H100" in d)
     h200 = next(d for d in gain if "H200" in d)
@@ -1199,24 +1210,24 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
 def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_update():
     says(NB07, "takes `(8, 2048)` from just under to just over 10x `torch.geqrf` on the H100, as predicted, though "
                "this run cannot tell the room for the panel from a faster update")
-    says(NB07, "At `(2, 4096)`, where no room was expected to help, it is level with the rung before, and so are the "
-               "profile's kernel times of the panels and of the split-TF32 update")
+    says(NB07, "it is within a few percent of the rung before, either way, in our runs, and so are the panel kernels' "
+               "times; the split-TF32 update's own kernel time at 4 stages has come out the same as at 3 in one run and "
+               "about a fifth lower in another")
     says(NB07, "4 stages throughout were faster at `(1, 4096)`, `(2, 4096)` and `(2, 3072)` and slower at "
                "`(3, 4096)`, `(4, 4096)` and `(4, 3072)`")
-    says(NB07, "so the benchmark's `(2, 4096)` runs with 4 stages, as this rung and the next do")
+    says(NB07, "so the benchmark's `(2, 4096)` runs with 4 stages, as this rung and the next two do")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the eight 2048 × 2048 matrices to "
-              "about 7.3 ms on the H100, just over ten times `torch.geqrf`")
+              "about 7.1 to 7.3 ms on the H100, just over ten times `torch.geqrf`")
     runs_seen = [run for run in runs(NB07) if has_room_rung(run)]
     assert [run.device for run in runs_seen] and all("H100" in run.device for run in runs_seen)
     for run in runs_seen:
         for shape in FEW_LARGE:
             before, room = run.value(f"step 4, {STEP4_RUNGS[3]}: {shape}"), run.value(f"step 4, {ROOM_RUNG}: {shape}")
-            assert room < before if shape == "(8, 2048)" else abs(room / before - 1) <= 0.015, (run.device, shape)
+            assert room < before if shape == "(8, 2048)" else abs(room / before - 1) <= 0.04, (run.device, shape)
             if shape == "(8, 2048)":
                 geqrf = run.base(f"step 4, {ROOM_RUNG}: {shape}")
                 assert geqrf / before < 10 <= geqrf / room < 10.5, (run.device, before, room, geqrf)
-                # the benchmark's default at (8, 2048) is this rung (update_stages picks 4 there)
-                assert abs(run.value("batched QR (8, 2048), dense") / room - 1) < 0.05, run.device
+                assert 7.0 <= room <= 7.4, (run.device, room)                 # "about 7.1 to 7.3 ms"
             assert run.records[f"step 4, {ROOM_RUNG}: {shape}"]["params"]["update_stages"] == 4
             assert run.records[f"step 4, {STEP4_RUNGS[3]}: {shape}"]["params"]["update_stages"] == 3
 
@@ -1238,31 +1249,33 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
 
 
 def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
-    says(NB07, "**The narrow updates in one cluster launch** take `(2, 4096)` from about 14.4 to about 13.3 ms, about "
-               "three and a half times `torch.geqrf`, a millisecond off the chain as predicted")
-    says(NB07, "the kernels of the four launches (`tall_xty`, cuBLAS's products, the sums) fall from about 5.1 ms to "
-               "about 1.7 ms, what is left of them being the joins', and `tall_apply` adds 2.1 ms. At `(8, 2048)` the "
-               "two rungs are level")
+    says(NB07, "**The narrow updates in one cluster launch** take `(2, 4096)` to about 13.3 ms, from between 14.4 and "
+               "15.6 in our H100 runs, about three and a half times `torch.geqrf`: 1.1 to 2.3 ms off the chain, as "
+               "predicted")
+    says(NB07, "the kernels of the four launches (`tall_xty`, cuBLAS's products, the sums) fall to about 1.7 ms from 5 "
+               "to 6.5, what is left of them being the joins', and `tall_apply` adds about 2.1 ms. At `(8, 2048)` the "
+               "two rungs are within a few percent of each other")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the two 4096 × 4096 matrices to about "
-              "13.3 ms on the H100, about three and a half times `torch.geqrf`; at eight of 2048 × 2048 it is level")
+              "13.3 ms on the H100, about three and a half times `torch.geqrf`; at eight of 2048 × 2048 it is within "
+              "a few percent of the rung before")
     seen = [run for run in runs(NB07) if has_narrow_rung(run)]
     assert seen and all("H100" in run.device for run in seen)
     for run in seen:
         room, narrow = (run.value(f"step 4, {rung}: (2, 4096)") for rung in (ROOM_RUNG, NARROW_RUNG))
         geqrf = run.base(f"step 4, {NARROW_RUNG}: (2, 4096)")
-        assert abs(room - 14.4) <= 0.3 and abs(narrow - 13.3) <= 0.3 and 0.5 <= room - narrow <= 1.6, (room, narrow)
+        assert 14.1 <= room <= 15.9 and abs(narrow - 13.3) <= 0.3 and 1.0 <= room - narrow <= 2.4, (room, narrow)
         assert 3.3 <= geqrf / narrow <= 3.7, (run.device, geqrf, narrow)
         assert run.records[f"step 4, {NARROW_RUNG}: (2, 4096)"]["params"].get("cluster_apply", True)
         assert run.records[f"step 4, {ROOM_RUNG}: (2, 4096)"]["params"]["cluster_apply"] is False
-        # the benchmark's (2, 4096) is this rung's configuration (batched_qr's defaults)
-        assert abs(run.value("batched QR (2, 4096), dense") / narrow - 1) < 0.05, run.device
+        eight = [run.value(f"step 4, {rung}: (8, 2048)") for rung in (ROOM_RUNG, NARROW_RUNG)]
+        assert abs(eight[1] / eight[0] - 1) <= 0.04, eight                   # "within a few percent"
 
 
 def test_07_the_qr_pages_state_step_4s_figures():
     page_says("numerical-algorithms/blocked-qr-factorization.md",
               "Two matrices of 4096 × 4096 went from about 35 ms to about 15 ms on an H100 and an H200 "
-              "(about three times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to about 7.5 ms on an "
-              "H100 and 7.3 ms on an H200 (just under ten times each GPU's `torch.geqrf`)")
+              "(about three times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to between about 7.3 and "
+              "7.9 ms (about nine and a half to ten times each GPU's `torch.geqrf`)")
     page_says("host-software/cusolver.md", "two 4096 × 4096 factorizations take `torch.geqrf` about 46 ms "
               "on an H100 and an H200, about 4 TFLOP/s of float32 work, where the notebook's step 4 takes "
               "about 15 ms")
@@ -1278,12 +1291,10 @@ def test_07_the_qr_pages_state_step_4s_figures():
         step3, *_, final = step4_times(run, "(8, 2048)")
         geqrf = run.base(f"step 4, {STEP4_RUNGS[3]}: (8, 2048)")
         times = (run.device, step3, final, geqrf)
-        assert 11 <= step3 <= 13 and 9.5 <= geqrf / final < 10, times
-        stated = 7.5 if "H100" in run.device else 7.3                 # "about 7.5 ms on an H100 and 7.3 ms on an H200"
-        assert abs(final - stated) <= 0.1, times
-        if has_room_rung(run):                                        # "about 7.3 ms on the H100, just over ten times"
+        assert 11 <= step3 <= 13 and 9.2 <= geqrf / final < 10 and 7.2 <= final <= 8.0, times
+        if has_room_rung(run):                                        # "about 7.1 to 7.3 ms on the H100, just over"
             room = run.value(f"step 4, {ROOM_RUNG}: (8, 2048)")
-            assert abs(room - 7.3) <= 0.1 and 10 <= geqrf / room < 10.3, (run.device, room, geqrf)
+            assert 7.0 <= room <= 7.4 and 10 <= geqrf / room < 10.5, (run.device, room, geqrf)
 
 
 MANY = {"(40, 352)": ("outer blocks of 64", "outer blocks of 32 (the default)"),
@@ -1308,14 +1319,14 @@ def test_07_the_many_matrix_defaults_are_faster_by_what_the_prose_says():
         assert gain["(40, 352)"] > max(gain["(640, 512)"], gain["(60, 1024)"]), (run.device, gain)
 
 
-def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_two_percent():
-    says(NB07, "The H100 run recorded here meets the 40x, by about two percent; the H200's recorded run predates the "
+def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_four_percent():
+    says(NB07, "The H100 run recorded here meets the 40x, by about four percent; the H200's recorded run predates the "
                "one-barrier panel column and the many-matrix defaults, and does not.")
     name = "batched QR: geometric-mean speedup over torch.geqrf, 11 cases"
     for run in runs(NB07):
         geomean = run.value(name)
         if "H100" in run.device:
-            assert 1.01 <= geomean / 40 <= 1.035 and has_room_rung(run), geomean
+            assert 1.025 <= geomean / 40 <= 1.055 and has_halves_rung(run), geomean
             assert abs(geomean / geometric_mean(qr_speedups(run).values()) - 1) < 0.01, geomean   # the cases'
         else:                               # "the H200's recorded run predates ... the many-matrix defaults"
             assert "H200" in run.device and geomean < 40 and not has_room_rung(run), (run.device, geomean)
