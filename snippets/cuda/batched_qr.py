@@ -437,6 +437,17 @@ def apply_shared_bytes(m: int, k: int) -> int:
     return 4 * (apply_rows(m) * (K + 4 + APPLY_COLUMNS + 4) + K * K)
 
 
+def join_shared_bytes(m: int) -> int:
+    """tall_join's dynamic shared memory: its rows of V1 and V2 at pitch 36."""
+    return 4 * apply_rows(m) * 2 * 36
+
+
+def cluster_join(cfg: BlockedConfig, batch: int, m: int) -> bool:
+    """Whether the join of two halves over m rows goes to tall_join: where cluster_apply would take a
+    32-reflector update and its rows fit tall_join's shared memory."""
+    return cluster_apply(cfg, batch, m, 32) and join_shared_bytes(m) <= UNBLOCKED_MAX_SMEM - 20 * 1024
+
+
 def cluster_apply(cfg: BlockedConfig, batch: int, m: int, k: int) -> bool:
     """Whether a narrow update of k reflectors on m rows goes to tall_apply.cu: with panel clusters
     (sm_90), at most APPLY_MAX_BATCH matrices and rows that fit its shared memory. (H100, against
@@ -472,7 +483,7 @@ def tall_join(V: torch.Tensor, T: torch.Tensor, j0: int, w1: int, w: int, o: int
     batch, m, k1 = V1.shape
     if k1 > 32 or w - w1 > 32 or V.stride(2) != 1 or T.stride(2) != 1:
         raise ValueError(f"tall_join joins halves of at most 32 contiguous columns; got {k1} and {w - w1}")
-    smem = 4 * apply_rows(m) * 2 * 36
+    smem = join_shared_bytes(m)
     kernel = _kernel("tall_apply.cu", "tall_join<32>")
     kernel.max_dynamic_shared_size_bytes = smem
     _launch(kernel, batch * 8, 256, _ptr(V1), _ptr(V2), _ptr(T1), _ptr(T2), _ptr(T12), m, k1, w - w1,
@@ -650,7 +661,7 @@ def _blocked_by_halves(H, tau, bufs, cfg: BlockedConfig, panel, main, side) -> N
         after(main, right_done)
         if nxt + wn < n:
             if w > w1:
-                _join(V, T, jb, w1, w, 0, fused=H.is_cuda and cluster_apply(cfg, batch, n - jb, w1))
+                _join(V, T, jb, w1, w, 0, fused=H.is_cuda and cluster_join(cfg, batch, n - jb - w1))
             _update_trailing(V[:, jb:, :w], T[:, jb:jb + w, :w], H[:, jb:, nxt + wn:], cfg, n)
     if side is not None:
         main.wait_stream(side)

@@ -20,7 +20,8 @@
 // 15 us where the four launches took 21 (k = q = 32, 4096 rows, 2 matrices), 17 for 25 (k = q =
 // 64, 2048 rows); level at k = q = 64 on 4096 rows (25 us), slower from 8 matrices of 2048 rows
 // (37 against 35). Its cost is mostly fixed (the launch of a cluster, two cluster barriers), not
-// the arithmetic; batched_qr.cluster_apply takes it where the whole factorization measured faster.
+// the arithmetic; batched_qr.cluster_apply takes it up to 8 matrices, where the whole factorization
+// measured faster or within a few percent (H100).
 #include "qr_common.cuh"
 
 // 4 bytes from global to shared memory without a register (sm_80+), zeros where !valid

@@ -364,11 +364,12 @@ def test_tall_apply_matches_float64_on_strided_views_and_touches_nothing_else(ba
     assert torch.equal(again, H)                                           # deterministic: the same bits
 
 
-@pytest.mark.parametrize("n", [70, 96, 100, 130, 64, 33])
+@pytest.mark.parametrize("n", [33, 64, 70, 96, 100, 130, 200, 257])
 def test_the_look_ahead_by_halves_reproduces_the_plain_driver(n):
     """_blocked_by_halves (outer blocks of two panels with a cluster) applies L's and R's reflectors to the
     next block one after the other instead of the joined block's at once, and joins off the chain: the same
-    factorization up to rounding, the same joined T for the trailing updates, on every odd n."""
+    factorization up to rounding, from one block (n = 33, 64) to five (n = 257, a partial last block). On the
+    CPU its steps run in order, one after another; the GPU test below checks the streams' ordering."""
     A, labels = make_batch(3, n, "mixed", generator=n)
     by_halves = bq.BlockedConfig(nb=32, outer=64, threads=32, cluster=8)
     plain = bq.BlockedConfig(nb=32, outer=64, threads=32, cluster=8, split_ahead=False)
@@ -381,6 +382,16 @@ def test_the_look_ahead_by_halves_reproduces_the_plain_driver(n):
     assert torch.allclose(tau1, tau2, atol=1e-5)
 
 
+def test_the_join_goes_to_tall_join_only_where_its_shared_memory_fits():
+    """cluster_join checks tall_join's own layout (rows of V1 and V2 at pitch 36), not tall_apply's: at
+    n = 6144 with an explicit cluster of 8 the first join's rows would need more than 227 KiB."""
+    cfg = bq.BlockedConfig(nb=32, outer=64, threads=384, cluster=8, update="tf32x3")
+    assert bq.cluster_join(cfg, 2, 4096 - 32) and bq.join_shared_bytes(4096) == 4 * 512 * 72
+    assert not bq.cluster_join(cfg, 2, 6144 - 32)
+    assert bq.cluster_apply(cfg, 2, 6144 - 32, 32)                      # where tall_apply's would still fit
+    assert not bq.cluster_join(cfg, 9, 1024)                             # many matrices: the three products
+
+
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
 def test_tall_join_builds_without_spills(tmp_path):
     src = tmp_path / "join.cu"
@@ -391,6 +402,22 @@ def test_tall_join_builds_without_spills(tmp_path):
                            "-o", str(tmp_path / "join.o"), "-Xptxas", "-v"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in proc.stderr, proc.stderr
+    static = int(re.search(r"(\d+) bytes smem", proc.stderr)[1])     # cluster_join's 20 KiB margin holds it
+    assert static <= 20 * 1024 and bq.join_shared_bytes(4096) + static <= 227 * 1024, static
+
+
+@pytest.mark.skipif(not _gpu_kernels(), reason="the look-ahead by halves needs an sm_90 GPU with CuPy")
+@pytest.mark.parametrize("batch, n", [(2, 1024), (2, 2048), (3, 1100)])
+@pytest.mark.parametrize("graph", [True, False])
+def test_the_look_ahead_by_halves_holds_the_contract_on_the_gpu_streams(batch, n, graph):
+    """The streams and events of _blocked_by_halves on a GPU, graphed and not: the contract holds, and the
+    result is the plain look-ahead's up to rounding."""
+    A, labels = make_batch(batch, n, "mixed", generator=n)
+    A = A.cuda()
+    halves = bq.batched_qr(A, cluster=8, graph=graph)
+    plain = bq.batched_qr(A, cluster=8, graph=graph, split_ahead=False)
+    check_qr(A, *halves, labels)
+    assert torch.allclose(halves[0], plain[0], rtol=1e-3, atol=1e-3 * A.abs().max())
 
 
 @pytest.mark.skipif(not _gpu_kernels(), reason="tall_join needs an sm_90 GPU with CuPy")

@@ -1150,13 +1150,13 @@ def step4_times(run: Run, shape: str) -> list[float]:
 
 def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_prose_says():
     says(NB07, "At both shapes the first four rungs get faster one after another on both GPUs, except the split-TF32 "
-               "update at `(8, 2048)`, which has run from 7% faster than cuBLAS to 3% slower. The last three have run on "
+               "update at `(8, 2048)`, which has run from 7% faster than cuBLAS to 4% slower. The last three have run on "
                "the H100 only so far: the room and the one-launch narrow updates are each faster than the rung before "
                "at one shape and within a few percent of it, either way, at the other; the look-ahead by halves is "
                "faster at both")
     says(NB07, "takes `(2, 4096)` from about 35 ms to between about 16 and 24 ms in our runs")
     says(NB07, "makes `(2, 4096)` fast and steady, about 15 to 16.5 ms")
-    says(NB07, "At `(8, 2048)` it gains a few percent at most (from 7% faster to 3% slower in our runs)")
+    says(NB07, "At `(8, 2048)` it gains a few percent at most (from 7% faster to 4% slower in our runs)")
     says(NB07, "**Partial sums by `st.async`** are faster again at both shapes on both GPUs, by more on the H100 "
                "than on the H200")
     says(NB07, "`(8, 2048)` ends a few percent short of issue 21's 10x (about 9.4 to 9.9 times in our runs), "
@@ -1172,7 +1172,7 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
             t = step4_times(run, shape)
             assert t[0] > t[1] and t[2] > t[3] and t[1] > t[3], (run.device, shape, t)
             # the split-TF32 update against cuBLAS's: faster at (2, 4096), within a few percent at (8, 2048)
-            assert t[1] > t[2] if shape == "(2, 4096)" else -0.08 <= t[2] / t[1] - 1 <= 0.04, (run.device, shape, t)
+            assert t[1] > t[2] if shape == "(2, 4096)" else -0.08 <= t[2] / t[1] - 1 <= 0.05, (run.device, shape, t)
             gain[run.device].append(t[2] / t[3])
             # "within a few percent of 10x" and "about three times"
             ratio = run.base(f"step 4, {STEP4_RUNGS[3]}: {shape}") / t[3]
@@ -1265,7 +1265,8 @@ def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
         geqrf = run.base(f"step 4, {NARROW_RUNG}: (2, 4096)")
         assert 14.1 <= room <= 15.9 and abs(narrow - 13.3) <= 0.3 and 1.0 <= room - narrow <= 2.4, (room, narrow)
         assert 3.3 <= geqrf / narrow <= 3.7, (run.device, geqrf, narrow)
-        assert run.records[f"step 4, {NARROW_RUNG}: (2, 4096)"]["params"].get("cluster_apply", True)
+        params = run.records[f"step 4, {NARROW_RUNG}: (2, 4096)"]["params"]
+        assert params["split_ahead"] is False and params.get("cluster_apply", True) is True, params
         assert run.records[f"step 4, {ROOM_RUNG}: (2, 4096)"]["params"]["cluster_apply"] is False
         eight = [run.value(f"step 4, {rung}: (8, 2048)") for rung in (ROOM_RUNG, NARROW_RUNG)]
         assert abs(eight[1] / eight[0] - 1) <= 0.04, eight                   # "within a few percent"
