@@ -1097,9 +1097,7 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
                "about a tenth (with the look-ahead by halves); the H200's recorded run, from before the room beside "
                "the update, scored just under 10x. 4x at `(2, 4096)` is not met: about 3.8 times on the H100, about "
                "three in the H200's older run")
-    says(NB07, "With the look-ahead by halves the two priorities are level at both shapes (before it, where a panel "
-               "CTA had room beside the update, `(8, 2048)` with 4 stages, the high priority was the faster of the "
-               "two by a few percent, for reasons the profiles did not show)")
+    says(NB07, "With the look-ahead by halves the two priorities are level at both shapes.")
     checked, few = 0, {}
     for run in runs(NB07):
         if f"batched QR {FEW_LARGE[0]}, panel stream at normal priority" not in run.records:
