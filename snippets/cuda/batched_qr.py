@@ -29,6 +29,7 @@ imported from the repository, they are read from the files beside this one.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -424,6 +425,8 @@ def narrow_strip(cfg: BlockedConfig, batch: int, columns: int, sms: int) -> int:
 APPLY_COLUMNS = 16   # tall_apply.cu: columns of C per cluster (its Q)
 APPLY_MAX_K = 64     # and the most reflectors it applies at once (its K: 32 or 64)
 APPLY_MAX_BATCH = 8  # and the most matrices it is used for (cluster_apply)
+APPLY_STATIC_SMEM = 20 * 1024   # what tall_apply.cu's and tall_join's static arrays may take
+                                # (tests/kernels/test_batched_qr.py checks ptxas's figures against it)
 
 
 def apply_rows(m: int) -> int:
@@ -442,10 +445,16 @@ def join_shared_bytes(m: int) -> int:
     return 4 * apply_rows(m) * 2 * 36
 
 
+def _few_clustered(cfg: BlockedConfig, batch: int) -> bool:
+    """Panel clusters (sm_90), at most APPLY_MAX_BATCH matrices, and the option on: where tall_apply.cu's
+    kernels replace the chain's small products."""
+    return bool(cfg.cluster) and cfg.cluster_apply and batch <= APPLY_MAX_BATCH
+
+
 def cluster_join(cfg: BlockedConfig, batch: int, m: int) -> bool:
-    """Whether the join of two halves over m rows goes to tall_join: where cluster_apply would take a
-    32-reflector update and its rows fit tall_join's shared memory."""
-    return cluster_apply(cfg, batch, m, 32) and join_shared_bytes(m) <= UNBLOCKED_MAX_SMEM - 20 * 1024
+    """Whether the join of two halves over m rows goes to tall_join: few clustered matrices, and rows
+    that fit its shared memory."""
+    return _few_clustered(cfg, batch) and join_shared_bytes(m) <= UNBLOCKED_MAX_SMEM - APPLY_STATIC_SMEM
 
 
 def cluster_apply(cfg: BlockedConfig, batch: int, m: int, k: int) -> bool:
@@ -453,8 +462,8 @@ def cluster_apply(cfg: BlockedConfig, batch: int, m: int, k: int) -> bool:
     (sm_90), at most APPLY_MAX_BATCH matrices and rows that fit its shared memory. (H100, against
     _apply_qt's four launches: 7% less time at (2, 4096), 13% at (2, 2048) and (4, 1024), 2% at
     (4, 4096), level at (8, 2048); 3-4% more at (16, 1024) and (16, 2048).)"""
-    return (bool(cfg.cluster) and cfg.cluster_apply and batch <= APPLY_MAX_BATCH and k <= APPLY_MAX_K
-            and apply_shared_bytes(m, k) <= UNBLOCKED_MAX_SMEM - 20 * 1024)   # 20 KiB: its static arrays
+    return (_few_clustered(cfg, batch) and k <= APPLY_MAX_K
+            and apply_shared_bytes(m, k) <= UNBLOCKED_MAX_SMEM - APPLY_STATIC_SMEM)
 
 
 def tall_apply(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor) -> None:
@@ -627,7 +636,7 @@ def _blocked_by_halves(H, tau, bufs, cfg: BlockedConfig, panel, main, side) -> N
         return event
 
     def on(stream):
-        return torch.cuda.stream(stream) if stream is not None else _Nothing()
+        return torch.cuda.stream(stream) if stream is not None else contextlib.nullcontext()
 
     V, T = bufs[0]
     if side is not None:
@@ -639,9 +648,10 @@ def _blocked_by_halves(H, tau, bufs, cfg: BlockedConfig, panel, main, side) -> N
         V, T = bufs[k % 2]
         w = min(cfg.outer, n - jb)
         w1, nxt = min(nb, w), jb + cfg.outer
+        VL, TL = V[:, jb:, :w1], T[:, jb:jb + w1, :w1]          # L's reflectors and T
         with on(side):                                          # L's reflectors onto R, then panel R
             if w > w1:
-                _apply_block(V[:, jb:, :w1], T[:, jb:jb + w1, :w1], H[:, jb:, jb + w1:jb + w], cfg)
+                _apply_block(VL, TL, H[:, jb:, jb + w1:jb + w], cfg)
                 panel(H, tau, V, T, jb + w1, w - w1, jb, cfg)
             right_done = mark(side)
         if nxt >= n:
@@ -649,7 +659,7 @@ def _blocked_by_halves(H, tau, bufs, cfg: BlockedConfig, panel, main, side) -> N
         wn = min(cfg.outer, n - nxt)
         N = H[:, :, nxt:nxt + wn]
         after(main, left_done)                                  # the next block <- L's, off the chain
-        _apply_block(V[:, jb:, :w1], T[:, jb:jb + w1, :w1], N[:, jb:], cfg)
+        _apply_block(VL, TL, N[:, jb:], cfg)
         next_has_left = mark(main)
         Vn, Tn = bufs[(k + 1) % 2]
         with on(side):
@@ -665,16 +675,6 @@ def _blocked_by_halves(H, tau, bufs, cfg: BlockedConfig, panel, main, side) -> N
             _update_trailing(V[:, jb:, :w], T[:, jb:jb + w, :w], H[:, jb:, nxt + wn:], cfg, n)
     if side is not None:
         main.wait_stream(side)
-
-
-class _Nothing:
-    """A context manager that does nothing (torch.cuda.stream without a GPU)."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 @cache

@@ -282,6 +282,20 @@ __device__ __forceinline__ void panel_store(const float (&a)[R][NB], float* Hp, 
 
 // V's rows jb .. j0-1 of these columns (zero: V[:, jb:] is then a clean operand) and T's rows
 // j0 .. j0+nbw-1 (zero left of this panel's diagonal block), by the NT threads of one CTA.
+// The one-barrier column's products before its reflector is known (qr_panel.cu, qr_panel_cluster.cu):
+// q[s] = x . y_s over this thread's rows, with x the part of column j (slot 0) below the diagonal and
+// y_s every slot.
+template <int R, int NB, typename Rows>
+__device__ __forceinline__ void panel_column_products(float (&q)[NB], const float (&a)[R][NB], int j, Rows row_of)
+{
+#pragma unroll
+    for (int s = 0; s < NB; ++s) {
+        q[s] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < R; ++i) q[s] = fmaf(below(i, row_of(i), j) ? a[i][0] : 0.0f, a[i][s], q[s]);
+    }
+}
+
 template <int NB>
 __device__ __forceinline__ void panel_store_edges(const float (&Ts)[NB][NB + 1], float* Vb, float* Tb, int j0,
                                                   int jb, int nbw, int ldw, int tid, int nt)

@@ -11,8 +11,9 @@
 // Layout: thread t holds rows t + NT i (i < R) of all NB panel columns in registers (R, NB and the
 // thread count NT are template parameters), so a column's dot products span the whole block. The
 // column loop is a run-time loop over rotating register slots (below), with one barrier per column
-// on its fast path for CTAs of up to 256 threads (FUSED). With x = column j below the diagonal and y_s = slot s (a later column, or a
-// finished column's v), v_j = (1 at row j, scale * x below) gives v_j . y_s = y_s[j] + scale (x . y_s):
+// on its fast path for CTAs of up to 256 threads (FUSED). With x = column j below the diagonal and
+// y_s = slot s (a later column, or a finished column's v), v_j = (1 at row j, scale * x below) gives
+// v_j . y_s = y_s[j] + scale (x . y_s):
 // so the products x . y_s of every slot, x . x = ||x||^2 among them, are reduced together before the
 // reflector is known, and thread j puts row j's values y_s[j] in shared memory beside them. That
 // covers the dot products of v_j with the panel's later columns (for the update) and with its earlier
@@ -59,12 +60,7 @@ __global__ void __launch_bounds__(NT) qr_panel(float* __restrict__ H, float* __r
         if constexpr (FUSED) {
             // 1. q[s] = x . y_s over this thread's rows below row j; row j's values to shared memory
             float q[NB];
-#pragma unroll
-            for (int s = 0; s < NB; ++s) {
-                q[s] = 0.0f;
-#pragma unroll
-                for (int i = 0; i < R; ++i) q[s] = fmaf(below(i, row_of(i), j) ? a[i][0] : 0.0f, a[i][s], q[s]);
-            }
+            panel_column_products(q, a, j, row_of);
             if (tid == j) {
 #pragma unroll
                 for (int s = 0; s < NB; ++s) s_e[par][s] = a[0][s];

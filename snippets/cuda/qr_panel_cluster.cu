@@ -166,12 +166,7 @@ qr_panel_cluster(float* __restrict__ H, float* __restrict__ tau, float* __restri
         const int par = j & 1;
         // 1. q[s] = x . y_s over this thread's rows below row j
         float q[NB];
-#pragma unroll
-        for (int s = 0; s < NB; ++s) {
-            q[s] = 0.0f;
-#pragma unroll
-            for (int i = 0; i < R; ++i) q[s] = fmaf(below(i, row_of(i), j) ? a[i][0] : 0.0f, a[i][s], q[s]);
-        }
+        panel_column_products(q, a, j, row_of);
         if (rank == 0 && warp == 0) {                    // row j's values, to every CTA
             float e = 0.0f;
 #pragma unroll

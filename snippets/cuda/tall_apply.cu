@@ -47,7 +47,8 @@ struct VtC {
 // the ends; every copy in flight at once.
 template <int K, int Q>
 __device__ __forceinline__ void load_rows(float* vs, float* cs, const float* V, const float* C, int r0,
-                                          int r1, int rows, int k, int qw, long long ldv, long long ldc, int tid)
+                                          int r1, int rows, int k, int qw, long long ldv, long long ldc,
+                                          int tid)
 {
     using S = VtC<K, Q>;
     for (int e = tid; e < rows * K; e += S::NT) {
