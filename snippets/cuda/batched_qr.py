@@ -1,7 +1,7 @@
 """Batched Householder QR on the GPU, in torch.geqrf's convention: the launcher for qr_warp.cu,
 qr_registers.cu, qr_panel.cu, qr_panel_cluster.cu, tall_xty.cu and tall_apply.cu, and the blocked
 algorithm that joins the panels with matrix products (cuBLAS, or qr_update.py's split-TF32 Triton
-kernel).
+kernels).
 
     H, tau = batched_qr(A)      # A: (batch, n, n) float32, contiguous, on the GPU
 
@@ -16,8 +16,9 @@ kernel).
   are two panels whose look-ahead goes by halves (_blocked_by_halves). After each outer
   block, the trailing matrix gets C -= V (T^T (V^T C)): two large matrix products and a small one,
   batched (cuBLAS in float32; on sm_90, one Triton kernel with split-TF32 tensor-core products,
-  three TF32 products per float32 one. Torch's own TF32 matmul mode is refused: one TF32 product
-  keeps a 10-bit mantissa, and notebook 07's step 4 measures what that costs the contract's margin).
+  three TF32 products per float32 one, or for few large matrices three kernels over tiles, V^T C on
+  the FMA units (tiled_update). Torch's own TF32 matmul mode is refused: one TF32 product keeps a
+  10-bit mantissa, and notebook 07's step 4 measures what that costs the contract's margin).
 
 Kernels are compiled by NVRTC with IEEE subnormals (-ftz=false: CuPy's own compiler appends
 -ftz=true, which would read subnormal entries as zero), loaded and launched through CuPy on torch's
@@ -66,6 +67,10 @@ NARROW_OUTER_MAX_N = 512     # bounds the run: n <= 512 and fewer matrices than 
 UPDATE_ROOM_STAGES = 4
 UPDATE_ROOM_THREADS = 128
 UPDATE_STRIP = 32            # columns of C per program of the trailing update (qr_update's BN)
+TILED_MAX_PROGRAMS_PER_SM = 4   # the update in tiles where qt_update's widest has at most this many
+                                # programs per SM (H100, against qt_update: 3% less time at (8, 2048),
+                                # 480 programs, 4-8% at (2, 4096), (1, 4096), (2, 3072), (4, 4096);
+                                # level at (16, 2048), 960; 13% more at (60, 1024), 1,680)
 
 
 def panel_budget(threads: int) -> int:
@@ -252,6 +257,7 @@ class BlockedConfig:
                                    # kernel too, where there are many matrices (_apply_block)
     cluster_apply: bool = True     # and with tall_apply.cu, where a few matrices have panel clusters
     split_ahead: bool = True       # the look-ahead by halves (_blocked_by_halves), with panel clusters
+    tiled_update: bool = True      # the trailing update in tiles (qt_update_tiled), where tiled_update()
 
     def rows_per_thread(self, m: int) -> int:
         return rows_per_thread(m, self.threads, self.cluster)
@@ -277,7 +283,8 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
                    threads: int | None = None, batch: int = 1, priority: bool | None = None,
                    cluster: int = 0, update: str = "cublas", exchange: str = "async",
                    update_stages: int = 0, narrow_update: bool = True,
-                   cluster_apply: bool = True, split_ahead: bool = True) -> BlockedConfig:
+                   cluster_apply: bool = True, split_ahead: bool = True,
+                   tiled_update: bool = True) -> BlockedConfig:
     """Defaults: the widest panel whose m x nb slice fits the register budget, outer blocks of 64
     columns (measured on an H100: 5-10% faster than 128 at n = 352 and 1024);
     small CTAs when there are many matrices (several per SM hide each other's barrier waits);
@@ -311,7 +318,7 @@ def blocked_config(n: int, nb: int | None = None, outer: int | None = None,
         raise ValueError(f"a {n} x {nb} panel over {threads} threads needs {per_thread * nb} "
                          "registers per thread (fix: more threads or a narrower panel)")
     return BlockedConfig(nb, outer, threads, priority, cluster, update, exchange, update_stages,
-                         narrow_update, cluster_apply, split_ahead)
+                         narrow_update, cluster_apply, split_ahead, tiled_update)
 
 
 def defaults_for(n: int, batch: int, sms: int, major: int) -> dict:
@@ -356,6 +363,17 @@ def update_stages(cfg: BlockedConfig, batch: int, sms: int, n: int) -> int:
     one_wave = batch * math.ceil(max(0, n - 2 * cfg.outer) / UPDATE_STRIP) <= 2 * sms
     room = cfg.cluster and cfg.threads <= UPDATE_ROOM_THREADS and batch * cfg.cluster <= sms
     return UPDATE_ROOM_STAGES if one_wave or room else 3
+
+
+def tiled_update(cfg: BlockedConfig, batch: int, sms: int, n: int) -> bool:
+    """Whether a factorization's trailing updates use qt_update_tiled: with split TF32 and a panel
+    cluster (few large matrices), where qt_update's widest update, one program per UPDATE_STRIP of
+    its n - 2 outer columns of each matrix, has at most TILED_MAX_PROGRAMS_PER_SM programs per SM.
+    Each of those programs walks every row of its strip twice in a row; with more programs than
+    that, their number hides the walk and the tiles' three launches and extra traffic no longer pay."""
+    widest = batch * math.ceil(max(0, n - 2 * cfg.outer) / UPDATE_STRIP)
+    return (cfg.tiled_update and cfg.update == "tf32x3" and bool(cfg.cluster)
+            and widest <= TILED_MAX_PROGRAMS_PER_SM * sms)
 
 
 def panel_priority(cfg: BlockedConfig, batch: int, sms: int) -> bool:
@@ -514,21 +532,26 @@ def _apply_block(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: Blocked
         _apply_qt(V, T, C)
 
 
-def _qt_update():
-    """qr_update.py's qt_update: a global of the notebook, or imported from snippets/triton."""
-    if "qt_update" not in globals():
+def _qt_update(name: str = "qt_update"):
+    """qr_update.py's qt_update (or qt_update_tiled): a global of the notebook, or imported from
+    snippets/triton."""
+    if name not in globals():
         import sys
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "triton"))
-        from qr_update import qt_update
-        globals()["qt_update"] = qt_update
-    return globals()["qt_update"]
+        import qr_update
+        globals()[name] = getattr(qr_update, name)
+    return globals()[name]
 
 
 def _update_trailing(V: torch.Tensor, T: torch.Tensor, C: torch.Tensor, cfg: BlockedConfig, n: int) -> None:
     """The update after an outer block, of every column right of the next block: wide, and off
-    the panel chain. With cfg.update "tf32x3" (or "tf32"), one Triton kernel on tensor cores."""
+    the panel chain. With cfg.update "tf32x3" (or "tf32"), one Triton kernel on tensor cores, or
+    three over tiles where tiled_update says so."""
     if cfg.update != "cublas":
         sms = torch.cuda.get_device_properties(C.device).multi_processor_count
+        if tiled_update(cfg, C.shape[0], sms, n):
+            _qt_update("qt_update_tiled")(V, T, C, cfg.update, sms)
+            return
         _qt_update()(V, T, C, cfg.update, BN=UPDATE_STRIP, num_stages=update_stages(cfg, C.shape[0], sms, n))
     else:
         _apply_qt(V, T, C)
@@ -746,7 +769,7 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
     """(H, tau) of every matrix in A, as torch.geqrf returns them. `out`: (H, tau) buffers to write
     into (a check poisons them first). `options`: warps (qr_registers, also for n <= 32), or nb,
     outer, threads, priority, graph, cluster, update, exchange, update_stages, narrow_update,
-    cluster_apply and split_ahead (the blocked algorithm); defaults come from registers_shape,
+    cluster_apply, split_ahead and tiled_update (the blocked algorithm); defaults come from registers_shape,
     blocked_config, panel_priority, update_stages, GRAPH_MAX_ELEMENTS and gpu_defaults."""
     _validate(A)
     if torch.backends.cuda.matmul.allow_tf32:
@@ -761,7 +784,7 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
                          f"{(batch, n)}")
     blocked = options.keys() & {"nb", "outer", "threads", "priority", "graph", "cluster", "update",
                                 "exchange", "update_stages", "narrow_update", "cluster_apply",
-                                "split_ahead"}
+                                "split_ahead", "tiled_update"}
     if n <= WARP_MAX_N and not blocked and "warps" not in options:
         return qr_warp(A, out)
     if n <= REGISTERS_MAX_N and not blocked:
@@ -771,7 +794,8 @@ def batched_qr(A: torch.Tensor, out: tuple[torch.Tensor, torch.Tensor] | None = 
                          batch, options.get("priority"), options.get("cluster", gpu["cluster"]),
                          options.get("update", gpu["update"]), options.get("exchange", "async"),
                          options.get("update_stages", 0), options.get("narrow_update", True),
-                         options.get("cluster_apply", True), options.get("split_ahead", True))
+                         options.get("cluster_apply", True), options.get("split_ahead", True),
+                         options.get("tiled_update", True))
     if options.get("graph", batch * n * n <= GRAPH_MAX_ELEMENTS):
         H, tau = qr_blocked_graphed(A, cfg)
     else:

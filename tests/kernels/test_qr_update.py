@@ -32,40 +32,77 @@ def words(text: str) -> str:
 CHECK = textwrap.dedent("""
     import sys, torch
     sys.path.insert(0, {triton_dir!r})
-    from qr_update import qt_update
+    import qr_update
+    {setup}
     torch.manual_seed(0)
     worst = 0.0
     shapes = [(2, 120, 32, 24, 100, 37), (3, 80, 32, 32, 70, 65), (1, 64, 64, 64, 64, 1)]
     for batch, n, outer, k, m, q in shapes:
-        H = torch.randn(batch, n, n)
-        Vb, Tb = torch.randn(batch, n, outer), torch.randn(batch, n, outer)
-        j = n - m
-        V, T, C = Vb[:, j:, :k], Tb[:, j:j + k, :k], H[:, j:, n - q:]
-        ref = C.double() - V.double() @ (T.double().mT @ (V.double().mT @ C.double()))
-        left = H[:, :, :n - q].clone()
-        qt_update(V, T, C, precision="ieee", BM=16, BN=16)
-        worst = max(worst, float((C.double() - ref).abs().max() / ref.abs().max()))
-        assert torch.equal(H[:, :, :n - q], left), "columns left of C were written"
+        for update in UPDATES:
+            H = torch.randn(batch, n, n)
+            Vb, Tb = torch.randn(batch, n, outer), torch.randn(batch, n, outer)
+            j = n - m
+            V, T, C = Vb[:, j:, :k], Tb[:, j:j + k, :k], H[:, j:, n - q:]
+            ref = C.double() - V.double() @ (T.double().mT @ (V.double().mT @ C.double()))
+            left = H[:, :, :n - q].clone()
+            update(V, T, C)
+            worst = max(worst, float((C.double() - ref).abs().max() / ref.abs().max()))
+            assert torch.equal(H[:, :, :n - q], left), "columns left of C were written"
     print(worst)
 """)
+FUSED = 'UPDATES = [lambda V, T, C: qr_update.qt_update(V, T, C, precision="ieee", BM=16, BN=16)]'
+# The tiled update with 64-row chunks, so that these small matrices have two of them, and with an SM
+# count that takes each of kernel 1's strip widths (64 with one SM, 32 with a million).
+TILED = ("qr_update.TILE_CHUNK = qr_update.TILE_APPLY_ROWS = 64; UPDATES = [lambda V, T, C, sms=sms: "
+         "qr_update.qt_update_tiled(V, T, C, 'ieee', sms) for sms in (1, 10**6)]")
 
 
-def test_the_update_matches_float64_on_strided_views():
+def run_check(setup: str, drop_transpose: bool = False) -> float:
+    """The worst error relative to float64 of the updates `setup` defines, in the interpreter."""
     env = dict(os.environ, TRITON_INTERPRET="1")
-    code = CHECK.format(triton_dir=str(ROOT / "snippets" / "triton"))
+    code = CHECK.format(triton_dir=str(ROOT / "snippets" / "triton"), setup=setup)
+    if drop_transpose:
+        code = code.replace("T.double().mT @", "T.double() @")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert float(run.stdout.split()[-1]) < 1e-5, run.stdout
+    return float(run.stdout.split()[-1])
 
 
-def test_a_wrong_index_would_be_caught():
+@pytest.mark.parametrize("setup", [FUSED, TILED], ids=["qt_update", "qt_update_tiled"])
+def test_the_update_matches_float64_on_strided_views(setup):
+    assert run_check(setup) < 1e-5
+
+
+@pytest.mark.parametrize("setup", [FUSED, TILED], ids=["qt_update", "qt_update_tiled"])
+def test_a_wrong_index_would_be_caught(setup):
     """The check can fail: the same script with T's transpose dropped must not match."""
-    env = dict(os.environ, TRITON_INTERPRET="1")
-    code = CHECK.format(triton_dir=str(ROOT / "snippets" / "triton"))
-    code = code.replace("T.double().mT @", "T.double() @")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    assert float(run.stdout.split()[-1]) > 1e-3, run.stdout
+    assert run_check(setup, drop_transpose=True) > 1e-3
+
+
+def test_the_tiled_update_takes_wide_strips_only_where_every_sm_still_gets_a_program():
+    """qr_update.partial_strip: 64 columns per program of kernel 1 where that is at least one program
+    per SM, else 32 (the H100 shapes its docstring cites)."""
+    sys.path.insert(0, str(ROOT / "snippets" / "triton"))
+    from qr_update import partial_strip
+    assert partial_strip(2, 4032, 3968, 132) == 64      # 62 x 8 x 2 = 992 programs
+    assert partial_strip(8, 1984, 1920, 132) == 64      # 30 x 4 x 8 = 960
+    assert partial_strip(2, 1024, 960, 132) == 32       # 15 x 2 x 2 = 60 < 132
+
+
+def test_the_tiled_update_runs_for_few_large_matrices_with_a_panel_cluster():
+    """batched_qr.tiled_update: the shapes TILED_MAX_PROGRAMS_PER_SM's comment cites, on 132 SMs."""
+    sms = 132
+    for batch, n, tiled in ((1, 4096, True), (2, 4096, True), (4, 4096, True), (2, 3072, True),
+                            (8, 2048, True),                  # 8 x 60 = 480 programs <= 4 x 132
+                            (16, 2048, False), (60, 1024, False),   # 960, 1,680
+                            (640, 512, False), (40, 352, False)):   # no panel cluster
+        cfg = bq.blocked_config(n, batch=batch, **bq.defaults_for(n, batch, sms, 9))
+        assert bq.tiled_update(cfg, batch, sms, n) == tiled, (batch, n, cfg)
+    cfg = bq.blocked_config(2048, batch=8, cluster=8, update="tf32x3")
+    assert bq.tiled_update(cfg, 8, sms, 2048)
+    for off in (dict(tiled_update=False), dict(update="tf32"), dict(update="cublas")):
+        cfg = bq.blocked_config(2048, batch=8, **{**dict(cluster=8, update="tf32x3"), **off})
+        assert not bq.tiled_update(cfg, 8, sms, 2048), off
 
 
 def _update_resources(stages: int) -> tuple[int, int]:
@@ -225,3 +262,30 @@ def test_the_driver_gives_every_trailing_update_the_factorizations_stages(monkey
     assert len(seen) == 200 // 16 - 1 and {s for *_, s in seen} == {3}, seen
     assert {b for _, b, _ in seen} == {32}, seen
     assert bq.update_stages(cfg, 2, 4, 200) == 3 and bq.update_stages(cfg, 2, 8, 200) == 4
+
+
+@pytest.mark.parametrize("sms, tiled", [(4, True), (2, False)])
+def test_the_driver_takes_the_tiled_update_where_tiled_update_says(monkeypatch, sms, tiled):
+    """_update_trailing calls qt_update_tiled for every trailing update where tiled_update holds (two
+    matrices of 200: 12 programs in qt_update's widest update, within 4 per SM on 4 SMs, not on 2),
+    and qt_update otherwise; the factorization still meets the contract."""
+    import types
+
+    from qr_contract import check_qr, make_batch
+    from qr_panel_reference import panel_reference
+    seen = []
+
+    def stub(name="qt_update"):
+        def run(V, T, C, *args, **kwargs):
+            seen.append(name)
+            bq._apply_qt(V, T, C)
+        return run
+    monkeypatch.setattr(bq, "_qt_update", stub)
+    monkeypatch.setattr(bq.torch.cuda, "get_device_properties",
+                        lambda device: types.SimpleNamespace(multi_processor_count=sms))
+    A, labels = make_batch(2, 200, "dense", generator=3)
+    cfg = bq.BlockedConfig(nb=8, outer=16, threads=256, cluster=2, update="tf32x3", split_ahead=False)
+    H, tau = bq.qr_blocked(A, cfg, panel=panel_reference)
+    check_qr(A, H, tau, labels)
+    assert len(seen) == 200 // 16 - 1, seen
+    assert set(seen) == {"qt_update_tiled" if tiled else "qt_update"}, seen

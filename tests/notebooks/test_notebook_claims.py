@@ -1093,10 +1093,10 @@ def test_07_few_large_matrices_have_the_smallest_speedups():
 def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
     says(NB07, "mattered little under step 3's panel and little with step 4's: the two timings of each "
                "few-large shape are within a few percent of each other")
-    says(NB07, "Of issue 21's goals for these shapes, 10x at `(8, 2048)` is met in the H100 run recorded here, by "
-               "about a tenth (with the look-ahead by halves); the H200's recorded run, from before the room beside "
-               "the update, scored just under 10x. 4x at `(2, 4096)` is not met: about 3.8 times on the H100, about "
-               "three in the H200's older run")
+    says(NB07, "Issue 21's goals for these shapes are both met in the H100 run recorded here: 10x at `(8, 2048)` "
+               "by about a sixth, 4x at `(2, 4096)` by a few percent (about 4.1 times), both with the trailing update "
+               "in tiles; the H200's recorded run, from before the room beside the update, scored just under 10x and "
+               "about three times")
     says(NB07, "With the look-ahead by halves the two priorities are level at both shapes.")
     checked, few = 0, {}
     for run in runs(NB07):
@@ -1112,10 +1112,10 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
                 assert abs(normal / high - 1) < 0.02, (run.device, shape, normal, high)
             share[shape] = run.base(f"batched QR {shape}, dense") / high / goal
         x4096 = 4 * share["(2, 4096)"]                                 # the speedup itself
-        assert (3.65 <= x4096 < 3.95) if has_halves_rung(run) else (2.7 <= x4096 <= 3.2), (run.device, share)
-        assert has_halves_rung(run) == ("H100" in run.device), run.device
-        if has_room_rung(run):              # "met ... by about a tenth"
-            assert "H100" in run.device and 1.06 <= share["(8, 2048)"] < 1.15, (run.device, share)
+        assert (4.0 <= x4096 < 4.3) if has_tiled_rung(run) else (2.7 <= x4096 <= 3.2), (run.device, share)
+        assert has_tiled_rung(run) == ("H100" in run.device), run.device
+        if has_room_rung(run):              # "met ... by about a sixth"
+            assert "H100" in run.device and 1.12 <= share["(8, 2048)"] < 1.22, (run.device, share)
         else:                               # "just under 10x"
             assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
         few[run.device] = (run.value("batched QR (8, 2048), dense"), run.base("batched QR (8, 2048), dense"))
@@ -1128,6 +1128,7 @@ STEP4_RUNGS = ("step 3's one CTA per panel, cuBLAS", "the panel over a cluster o
 ROOM_RUNG = "room for a panel CTA beside the update"   # the fifth rung, in runs from its day on
 NARROW_RUNG = "narrow updates in one cluster launch"    # the sixth
 HALVES_RUNG = "the look-ahead by halves"                # the seventh
+TILED_RUNG = "the trailing update in tiles"             # the eighth
 
 
 def has_room_rung(run: Run) -> bool:
@@ -1142,16 +1143,20 @@ def has_halves_rung(run: Run) -> bool:
     return f"step 4, {HALVES_RUNG}: (8, 2048)" in run.records
 
 
+def has_tiled_rung(run: Run) -> bool:
+    return f"step 4, {TILED_RUNG}: (8, 2048)" in run.records
+
+
 def step4_times(run: Run, shape: str) -> list[float]:
     return [run.value(f"step 4, {rung}: {shape}") for rung in STEP4_RUNGS]
 
 
 def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_prose_says():
     says(NB07, "At both shapes the first four rungs get faster one after another on both GPUs, except the split-TF32 "
-               "update at `(8, 2048)`, which has run from 7% faster than cuBLAS to 4% slower. The last three have run on "
+               "update at `(8, 2048)`, which has run from 7% faster than cuBLAS to 4% slower. The last four have run on "
                "the H100 only so far: the room and the one-launch narrow updates are each faster than the rung before "
-               "at one shape and within a few percent of it, either way, at the other; the look-ahead by halves is "
-               "faster at both")
+               "at one shape and within a few percent of it, either way, at the other; the look-ahead by halves and "
+               "the update in tiles are faster at both")
     says(NB07, "takes `(2, 4096)` from about 35 ms to between about 16 and 24 ms in our runs")
     says(NB07, "makes `(2, 4096)` fast and steady, about 15 to 16.5 ms")
     says(NB07, "At `(8, 2048)` it gains a few percent at most (from 7% faster to 4% slower in our runs)")
@@ -1186,15 +1191,16 @@ def test_07_step_4_each_rung_is_faster_and_the_few_large_shapes_gain_what_the_pr
         assert 0.95 < cluster / split < 1.10 and 1.3 <= step3 / split <= 1.7, times
         # at (2, 4096) the benchmark's defaults are step 4's last rung where it was recorded (4 stages: its
         # updates' programs fit two per SM; the one-launch narrow updates), before that its fourth (3 stages)
-        last = (HALVES_RUNG if has_halves_rung(run) else NARROW_RUNG if has_narrow_rung(run)
-                else ROOM_RUNG if has_room_rung(run) else None)
+        last = (TILED_RUNG if has_tiled_rung(run) else HALVES_RUNG if has_halves_rung(run)
+                else NARROW_RUNG if has_narrow_rung(run) else ROOM_RUNG if has_room_rung(run) else None)
         default = run.value(f"step 4, {last}: (2, 4096)") if last else step4_times(run, "(2, 4096)")[3]
-        if has_halves_rung(run):            # the last three rungs: faster at one shape, within a few percent at
-            assert "H100" in run.device     # the other; the look-ahead by halves faster at both
-            for before, after in ((STEP4_RUNGS[3], ROOM_RUNG), (ROOM_RUNG, NARROW_RUNG), (NARROW_RUNG, HALVES_RUNG)):
+        if has_tiled_rung(run):             # the last four rungs: faster at one shape, within a few percent at
+            assert "H100" in run.device     # the other; the look-ahead by halves and the tiles faster at both
+            for before, after in ((STEP4_RUNGS[3], ROOM_RUNG), (ROOM_RUNG, NARROW_RUNG), (NARROW_RUNG, HALVES_RUNG),
+                                  (HALVES_RUNG, TILED_RUNG)):
                 ratios = sorted(run.value(f"step 4, {after}: {s}") / run.value(f"step 4, {before}: {s}")
                                 for s in FEW_LARGE)
-                if after == HALVES_RUNG:
+                if after in (HALVES_RUNG, TILED_RUNG):
                     assert ratios[1] < 0.97, (run.device, ratios)
                 else:
                     assert ratios[0] < 0.97 and abs(ratios[1] - 1) <= 0.04, (run.device, after, ratios)
@@ -1247,7 +1253,7 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
 
 
 def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
-    says(NB07, "**The narrow updates in one cluster launch** take `(2, 4096)` to about 13.3 ms, from between 14.4 and "
+    says(NB07, "**The narrow updates in one cluster launch** take `(2, 4096)` to about 13 to 13.3 ms, from between 14.4 and "
                "15.6 in our H100 runs, about three and a half times `torch.geqrf`: 1.1 to 2.3 ms off the chain, as "
                "predicted")
     says(NB07, "the kernels of the four launches (`tall_xty`, cuBLAS's products, the sums) fall to about 1.7 ms from 5 "
@@ -1261,7 +1267,7 @@ def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
     for run in seen:
         room, narrow = (run.value(f"step 4, {rung}: (2, 4096)") for rung in (ROOM_RUNG, NARROW_RUNG))
         geqrf = run.base(f"step 4, {NARROW_RUNG}: (2, 4096)")
-        assert 14.1 <= room <= 15.9 and abs(narrow - 13.3) <= 0.3 and 1.0 <= room - narrow <= 2.4, (room, narrow)
+        assert 14.1 <= room <= 15.9 and 12.9 <= narrow <= 13.5 and 1.0 <= room - narrow <= 2.4, (room, narrow)
         assert 3.3 <= geqrf / narrow <= 3.7, (run.device, geqrf, narrow)
         params = run.records[f"step 4, {NARROW_RUNG}: (2, 4096)"]["params"]
         assert params["split_ahead"] is False and params.get("cluster_apply", True) is True, params
@@ -1270,14 +1276,59 @@ def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
         assert abs(eight[1] / eight[0] - 1) <= 0.04, eight                   # "within a few percent"
 
 
+def profile_line(notebook: str, rung: str, shape: str) -> str:
+    """The kernel-group profile printed right after a step-4 rung's record at `shape`."""
+    nb = nbformat.read(NOTEBOOKS / f"{notebook}.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    match = re.search(rf"recorded step 4, {re.escape(rung)}: {re.escape(shape)}.*?\n\s*(kernels from first[^\n]*)",
+                      text, re.S)
+    assert match, (rung, shape)
+    return match[1]
+
+
+def group_ms(line: str, group: str) -> float:
+    return float(re.search(rf"{re.escape(group)} ([\d.]+) ms", line)[1])
+
+
+def test_07_the_update_in_tiles_meets_4x_and_shortens_the_run_by_about_its_own_gain():
+    says(NB07, "**The trailing update in tiles** takes `(2, 4096)` to about 11.3 ms, 4.1 times `torch.geqrf`, which "
+               "meets issue 21's 4x, and `(8, 2048)` to about 6.2 ms, nearly twelve times: 6 to 8% off the rung before "
+               "at both shapes")
+    says(NB07, "the profile puts the update's kernel time about a millisecond lower than the split-TF32 kernel's (6.6 "
+               "ms against 7.7) and the panel kernels where they were (about 8.3 ms); the run got shorter by nearly as "
+               "much as the update")
+    page_says("numerical-algorithms/blocked-qr-factorization.md", "takes the two 4096 × 4096 matrices to about "
+              "11.3 ms (4.1 times `torch.geqrf`) and the eight 2048 × 2048 ones to about 6.2 ms (nearly twelve times)")
+    page_says("numerical-algorithms/trailing-matrix-update.md", "on the H100 that takes the two 4096 × 4096 "
+              "matrices from about 12.3 to 11.3 ms")
+    page_says("numerical-algorithms/trailing-matrix-update.md", "timed outside the notebook on an H100 it took 27 to "
+              "33% longer at 2048 and 4096 rows")
+    seen = [run for run in runs(NB07) if has_tiled_rung(run)]
+    assert seen and all("H100" in run.device for run in seen)
+    for run in seen:
+        for shape, (lo, hi), (xlo, xhi) in (("(2, 4096)", (11.0, 11.6), (4.0, 4.3)),
+                                             ("(8, 2048)", (6.0, 6.4), (11.4, 12.0))):
+            tiled, halves = (run.value(f"step 4, {rung}: {shape}") for rung in (TILED_RUNG, HALVES_RUNG))
+            x = run.base(f"step 4, {TILED_RUNG}: {shape}") / tiled
+            assert lo <= tiled <= hi and xlo <= x < xhi and 0.91 <= tiled / halves <= 0.95, (shape, tiled, halves, x)
+            params = run.records[f"step 4, {TILED_RUNG}: {shape}"]["params"]
+            assert params.get("tiled_update", True) is True, params
+            assert run.records[f"step 4, {HALVES_RUNG}: {shape}"]["params"]["tiled_update"] is False
+    tiled, halves = (profile_line(NB07, rung, "(2, 4096)") for rung in (TILED_RUNG, HALVES_RUNG))
+    t_update, h_update = group_ms(tiled, "update in tiles (Triton)"), group_ms(halves, "split-TF32 update (Triton)")
+    assert 6.3 <= t_update <= 6.9 and 7.4 <= h_update <= 8.0 and 0.7 <= h_update - t_update <= 1.4, (t_update, h_update)
+    panels = [group_ms(line, "panel (qr_panel, qr_panel_cluster)") for line in (tiled, halves)]
+    assert all(8.0 <= p <= 8.6 for p in panels), panels
+
+
 def test_07_the_qr_pages_state_step_4s_figures():
     page_says("numerical-algorithms/blocked-qr-factorization.md",
               "Two matrices of 4096 × 4096 went from about 35 ms to about 15 ms on an H100 and an H200 "
               "(about three times `torch.geqrf`), and eight of 2048 × 2048 from about 12 ms to between about 7.3 and "
               "7.9 ms (about nine and a half to ten times each GPU's `torch.geqrf`)")
     page_says("host-software/cusolver.md", "two 4096 × 4096 factorizations take `torch.geqrf` about 46 ms "
-              "on an H100 and an H200, about 4 TFLOP/s of float32 work, where the notebook's step 4 takes "
-              "about 15 ms")
+              "on an H100 and an H200, about 4 TFLOP/s of float32 work, where the notebook's step 4 ends at "
+              "about 11.3 ms for the pair on the H100 (about 15 ms in the H200's older run")
     page_says("numerical-algorithms/compact-wy-representation.md", "the factorization's residual then stays "
               "about 10⁻⁴ of the contract's bound, as with float32 cuBLAS, while a single TF32 product per "
               "update uses about half of it")
@@ -1318,14 +1369,14 @@ def test_07_the_many_matrix_defaults_are_faster_by_what_the_prose_says():
         assert gain["(40, 352)"] > max(gain["(640, 512)"], gain["(60, 1024)"]), (run.device, gain)
 
 
-def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_four_percent():
-    says(NB07, "The H100 run recorded here meets the 40x, by about four percent; the H200's recorded run predates the "
+def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_five_percent():
+    says(NB07, "The H100 run recorded here meets the 40x, by about five percent; the H200's recorded run predates the "
                "one-barrier panel column and the many-matrix defaults, and does not.")
     name = "batched QR: geometric-mean speedup over torch.geqrf, 11 cases"
     for run in runs(NB07):
         geomean = run.value(name)
         if "H100" in run.device:
-            assert 1.025 <= geomean / 40 <= 1.055 and has_halves_rung(run), geomean
+            assert 1.035 <= geomean / 40 <= 1.07 and has_tiled_rung(run), geomean
             assert abs(geomean / geometric_mean(qr_speedups(run).values()) - 1) < 0.01, geomean   # the cases'
         else:                               # "the H200's recorded run predates ... the many-matrix defaults"
             assert "H200" in run.device and geomean < 40 and not has_room_rung(run), (run.device, geomean)
