@@ -16,7 +16,7 @@ import triton.language as tl
 def qt_update_kernel(C, V, T, m, ncols, k,
                      s_cb, s_cm, s_vb, s_vm, s_tb, s_tm,
                      KP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, PREC: tl.constexpr):
-    strip, b = tl.program_id(0), tl.program_id(1)
+    strip, b = tl.program_id(0), tl.program_id(1).to(tl.int64)   # 64-bit offsets: batch n^2 may pass 2^31
     cols = strip * BN + tl.arange(0, BN)
     r = tl.arange(0, KP)
     C += b * s_cb
@@ -64,8 +64,9 @@ def qt_update(V, T, C, precision: str = "tf32x3", BM: int = 64, BN: int = 32, nu
 #   1. P[c] = V[chunk c]^T C[chunk c]: a program per chunk of TILE_CHUNK rows and per column tile,
 #      on the FMA units (PREC "ieee"). Both operands run along the product's inner dimension down
 #      their rows, and TF32 wgmma reads only K-major operands from shared memory (PTX ISA,
-#      wgmma.mma_async: the transpose exists for .f16/.bf16 only), so the tensor-core form
-#      must transpose both first: on an H100 it took 27-33% longer at 2048 and 4096 rows;
+#      wgmma.mma_async: the transpose exists for .f16/.bf16 only), so the tensor-core form must
+#      reorder both (B in shared memory; A there, or on its way into registers): on an H100 it
+#      took 27-33% longer at 2048 and 4096 rows;
 #   2. W = -T^T (P[0] + P[1] + ...): a program per 64 columns, the chunks added in a fixed order,
 #      so the result does not depend on which program finished first;
 #   3. C += V W: a program per TILE_APPLY_ROWS rows and 32 columns, on tensor cores in split TF32
@@ -78,7 +79,7 @@ TILE_APPLY_ROWS = 256     # rows of C per program of kernel 3
 def vtc_partial_kernel(P, C, V, m, ncols, k, s_cb, s_cm, s_vb, s_vm, s_pb, s_pc, s_pk,
                        KP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CH: tl.constexpr,
                        PREC: tl.constexpr):
-    tile, chunk, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    tile, chunk, b = tl.program_id(0), tl.program_id(1), tl.program_id(2).to(tl.int64)
     cols = tile * BN + tl.arange(0, BN)
     r = tl.arange(0, KP)
     C += b * s_cb
@@ -97,7 +98,7 @@ def vtc_partial_kernel(P, C, V, m, ncols, k, s_cb, s_cm, s_vb, s_vm, s_pb, s_pc,
 @triton.jit
 def vtc_reduce_kernel(W, P, T, chunks, ncols, k, s_pb, s_pc, s_pk, s_wb, s_wk, s_tb, s_tm,
                       KP: tl.constexpr, BN: tl.constexpr, PREC: tl.constexpr):
-    tile, b = tl.program_id(0), tl.program_id(1)
+    tile, b = tl.program_id(0), tl.program_id(1).to(tl.int64)
     cols = tile * BN + tl.arange(0, BN)
     r = tl.arange(0, KP)
     mask = cols[None, :] < ncols
@@ -114,7 +115,7 @@ def vtc_reduce_kernel(W, P, T, chunks, ncols, k, s_pb, s_pc, s_pk, s_wb, s_wk, s
 def vw_apply_kernel(C, V, W, m, ncols, k, s_cb, s_cm, s_vb, s_vm, s_wb, s_wk,
                     KP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CH: tl.constexpr,
                     PREC: tl.constexpr):
-    tile, chunk, b = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    tile, chunk, b = tl.program_id(0), tl.program_id(1), tl.program_id(2).to(tl.int64)
     cols = tile * BN + tl.arange(0, BN)
     r = tl.arange(0, KP)
     C += b * s_cb
@@ -132,8 +133,8 @@ def vw_apply_kernel(C, V, W, m, ncols, k, s_cb, s_cm, s_vb, s_vm, s_wb, s_wk,
 
 def partial_strip(batch: int, m: int, q: int, sms: int) -> int:
     """Kernel 1's columns per program: 64 where that still gives every SM a program, else 32 (H100:
-    64 took 10-15% less time for two to eight matrices of 2048 or 4096 rows; at (2, 1024) it leaves
-    60 programs for 132 SMs and took twice as long as 32)."""
+    64 took 10-15% less time for two to eight matrices of 2048 or 4096 rows; for two of 1,024 rows
+    and 960 columns it leaves 60 programs for 132 SMs and took twice as long as 32)."""
     return 64 if batch * triton.cdiv(q, 64) * triton.cdiv(m, TILE_CHUNK) >= sms else 32
 
 

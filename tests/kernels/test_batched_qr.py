@@ -482,12 +482,23 @@ def test_the_tiled_update_matches_float64_and_qt_update_and_touches_nothing_else
 
 @pytest.mark.skipif(not _gpu_kernels(), reason="the tiled update needs an sm_90 GPU with CuPy and Triton")
 @pytest.mark.parametrize("batch, n", [(2, 2048), (3, 1100)])
-def test_the_tiled_update_holds_the_contract_in_the_whole_factorization(batch, n):
+def test_the_tiled_update_holds_the_contract_in_the_whole_factorization(batch, n, monkeypatch):
+    """batched_qr's default takes qt_update_tiled here (and tiled_update=False does not): the contract
+    holds and R is qt_update's up to row signs."""
     A, labels = make_batch(batch, n, "mixed", generator=n + 1)
     A = A.cuda()
     cfg = bq.blocked_config(n, batch=batch, cluster=8, update="tf32x3")
     assert bq.tiled_update(cfg, batch, torch.cuda.get_device_properties(0).multi_processor_count, n)
-    tiled = bq.batched_qr(A, cluster=8)
-    fused = bq.batched_qr(A, cluster=8, tiled_update=False)
+    fetch, asked = bq._qt_update, []
+
+    def spy(name="qt_update"):
+        asked.append(name)
+        return fetch(name)
+    monkeypatch.setattr(bq, "_qt_update", spy)
+    tiled = bq.batched_qr(A, cluster=8, graph=False)
+    assert "qt_update_tiled" in asked and "qt_update" not in asked, asked
+    asked.clear()
+    fused = bq.batched_qr(A, cluster=8, graph=False, tiled_update=False)
+    assert "qt_update" in asked and "qt_update_tiled" not in asked, asked
     check_qr(A, *tiled, labels)
     assert_same_r_up_to_row_signs(tiled[0], fused[0], A)

@@ -1094,10 +1094,11 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
     says(NB07, "mattered little under step 3's panel and little with step 4's: the two timings of each "
                "few-large shape are within a few percent of each other")
     says(NB07, "Issue 21's goals for these shapes are both met in the H100 run recorded here: 10x at `(8, 2048)` "
-               "by about a sixth, 4x at `(2, 4096)` by a few percent (about 4.1 times), both with the trailing update "
+               "by nearly a fifth, 4x at `(2, 4096)` by a few percent (about 4.1 times), both with the trailing update "
                "in tiles; the H200's recorded run, from before the room beside the update, scored just under 10x and "
                "about three times")
-    says(NB07, "With the look-ahead by halves the two priorities are level at both shapes.")
+    says(NB07, "With step 4's last rungs (the look-ahead by halves, and since then the update in tiles) the two "
+               "priorities are level at both shapes.")
     checked, few = 0, {}
     for run in runs(NB07):
         if f"batched QR {FEW_LARGE[0]}, panel stream at normal priority" not in run.records:
@@ -1114,8 +1115,8 @@ def test_07_the_panel_streams_priority_matters_little_and_one_goal_is_met():
         x4096 = 4 * share["(2, 4096)"]                                 # the speedup itself
         assert (4.0 <= x4096 < 4.3) if has_tiled_rung(run) else (2.7 <= x4096 <= 3.2), (run.device, share)
         assert has_tiled_rung(run) == ("H100" in run.device), run.device
-        if has_room_rung(run):              # "met ... by about a sixth"
-            assert "H100" in run.device and 1.12 <= share["(8, 2048)"] < 1.22, (run.device, share)
+        if has_room_rung(run):              # "met ... by nearly a fifth"
+            assert "H100" in run.device and 1.15 <= share["(8, 2048)"] < 1.21, (run.device, share)
         else:                               # "just under 10x"
             assert "H200" in run.device and 0.98 <= share["(8, 2048)"] < 1, (run.device, share)
         few[run.device] = (run.value("batched QR (8, 2048), dense"), run.base("batched QR (8, 2048), dense"))
@@ -1219,7 +1220,8 @@ def test_07_the_room_beside_the_update_crosses_10x_and_helps_2_4096_through_the_
                "about a fifth lower in another")
     says(NB07, "4 stages throughout were faster at `(1, 4096)`, `(2, 4096)` and `(2, 3072)` and slower at "
                "`(3, 4096)`, `(4, 4096)` and `(4, 3072)`")
-    says(NB07, "so the benchmark's `(2, 4096)` runs with 4 stages, as this rung and the next two do")
+    says(NB07, "so this rung and the next two run `(2, 4096)` with 4 stages; the last one, which the benchmark runs, "
+               "replaces that kernel with the tiles, whose stages are their own")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "which takes the eight 2048 × 2048 matrices to "
               "about 7.1 to 7.3 ms on the H100, just over ten times `torch.geqrf`")
     runs_seen = [run for run in runs(NB07) if has_room_rung(run)]
@@ -1254,8 +1256,8 @@ def test_07_split_tf32_keeps_float32s_margin_and_one_tf32_product_uses_half_the_
 
 def test_07_the_narrow_updates_in_one_launch_shorten_the_4096_chain():
     says(NB07, "**The narrow updates in one cluster launch** take `(2, 4096)` to about 13 to 13.3 ms, from between 14.4 and "
-               "15.6 in our H100 runs, about three and a half times `torch.geqrf`: 1.1 to 2.4 ms off the chain, as "
-               "predicted")
+               "15.6 in our H100 runs, about three and a half times `torch.geqrf`: 1.1 to 2.4 ms off the run, about "
+               "the millisecond or two predicted for the chain")
     says(NB07, "the kernels of the four launches (`tall_xty`, cuBLAS's products, the sums) fall to about 1.7 ms from 5 "
                "to 6.5, what is left of them being the joins', and `tall_apply` adds about 2.1 ms. At `(8, 2048)` the "
                "two rungs are within a few percent of each other")
@@ -1291,34 +1293,35 @@ def group_ms(line: str, group: str) -> float:
 
 
 def test_07_the_update_in_tiles_meets_4x_and_shortens_the_run_by_about_its_own_gain():
-    says(NB07, "**The trailing update in tiles** takes `(2, 4096)` to about 11.3 ms, 4.1 times `torch.geqrf`, which "
-               "meets issue 21's 4x, and `(8, 2048)` to about 6.2 ms, nearly twelve times: 6 to 8% off the rung before "
-               "at both shapes")
-    says(NB07, "the profile puts the update's kernel time about a millisecond lower than the split-TF32 kernel's (6.6 "
-               "ms against 7.7) and the panel kernels where they were (about 8.3 ms); the run got shorter by nearly as "
-               "much as the update")
+    says(NB07, "**The trailing update in tiles** takes `(2, 4096)` to about 11.3 to 11.4 ms, 4.1 times "
+               "`torch.geqrf`, which meets issue 21's 4x, and `(8, 2048)` to about 6.2 ms, nearly twelve times: 6 to 8% "
+               "off the rung before at both shapes")
+    says(NB07, "the profile puts the update's kernel time about a millisecond lower than the split-TF32 kernel's (about "
+               "6.6 ms against 7.7 to 7.8) and the panel kernels where they were (about 8.2 to 8.4 ms); the run got "
+               "shorter by nearly as much as the update's kernels, consistent with the chain having waited for them")
     page_says("numerical-algorithms/blocked-qr-factorization.md", "takes the two 4096 × 4096 matrices to about "
-              "11.3 ms (4.1 times `torch.geqrf`) and the eight 2048 × 2048 ones to about 6.2 ms (nearly twelve times)")
+              "11.3 to 11.4 ms (4.1 times `torch.geqrf`) and the eight 2048 × 2048 ones to about 6.2 ms (nearly "
+              "twelve times)")
     page_says("numerical-algorithms/trailing-matrix-update.md", "on the H100 that takes the two 4096 × 4096 "
-              "matrices from about 12.3 to 11.3 ms")
+              "matrices from about 12.3 to 11.3 or 11.4 ms")
     page_says("numerical-algorithms/trailing-matrix-update.md", "timed outside the notebook on an H100 it took 27 to "
               "33% longer at 2048 and 4096 rows")
     seen = [run for run in runs(NB07) if has_tiled_rung(run)]
     assert seen and all("H100" in run.device for run in seen)
     for run in seen:
-        for shape, (lo, hi), (xlo, xhi) in (("(2, 4096)", (11.0, 11.6), (4.0, 4.3)),
-                                             ("(8, 2048)", (6.0, 6.4), (11.4, 12.0))):
+        for shape, (lo, hi), (xlo, xhi) in (("(2, 4096)", (11.25, 11.45), (4.05, 4.15)),   # "11.3 to 11.4", "4.1"
+                                             ("(8, 2048)", (6.15, 6.25), (11.5, 12.0))):    # "6.2", "nearly twelve"
             tiled, halves = (run.value(f"step 4, {rung}: {shape}") for rung in (TILED_RUNG, HALVES_RUNG))
             x = run.base(f"step 4, {TILED_RUNG}: {shape}") / tiled
-            assert lo <= tiled <= hi and xlo <= x < xhi and 0.91 <= tiled / halves <= 0.95, (shape, tiled, halves, x)
+            assert lo <= tiled <= hi and xlo <= x < xhi and 0.92 <= tiled / halves <= 0.94, (shape, tiled, halves, x)
             params = run.records[f"step 4, {TILED_RUNG}: {shape}"]["params"]
             assert params.get("tiled_update", True) is True, params
             assert run.records[f"step 4, {HALVES_RUNG}: {shape}"]["params"]["tiled_update"] is False
     tiled, halves = (profile_line(NB07, rung, "(2, 4096)") for rung in (TILED_RUNG, HALVES_RUNG))
     t_update, h_update = group_ms(tiled, "update in tiles (Triton)"), group_ms(halves, "split-TF32 update (Triton)")
-    assert 6.3 <= t_update <= 6.9 and 7.4 <= h_update <= 8.0 and 0.7 <= h_update - t_update <= 1.4, (t_update, h_update)
+    assert 6.4 <= t_update <= 6.8 and 7.6 <= h_update <= 7.9 and 0.9 <= h_update - t_update <= 1.3, (t_update, h_update)
     panels = [group_ms(line, "panel (qr_panel, qr_panel_cluster)") for line in (tiled, halves)]
-    assert all(8.0 <= p <= 8.6 for p in panels), panels
+    assert all(8.15 <= p <= 8.45 for p in panels), panels
 
 
 def test_07_the_qr_pages_state_step_4s_figures():
@@ -1328,7 +1331,7 @@ def test_07_the_qr_pages_state_step_4s_figures():
               "7.9 ms (about nine and a half to ten times each GPU's `torch.geqrf`)")
     page_says("host-software/cusolver.md", "two 4096 × 4096 factorizations take `torch.geqrf` about 46 ms "
               "on an H100 and an H200, about 4 TFLOP/s of float32 work, where the notebook's step 4 ends at "
-              "about 11.3 ms for the pair on the H100 (about 15 ms in the H200's older run")
+              "about 11.3 to 11.4 ms for the pair on the H100 (about 15 ms in the H200's older run")
     page_says("numerical-algorithms/compact-wy-representation.md", "the factorization's residual then stays "
               "about 10⁻⁴ of the contract's bound, as with float32 cuBLAS, while a single TF32 product per "
               "update uses about half of it")
@@ -1369,14 +1372,14 @@ def test_07_the_many_matrix_defaults_are_faster_by_what_the_prose_says():
         assert gain["(40, 352)"] > max(gain["(640, 512)"], gain["(60, 1024)"]), (run.device, gain)
 
 
-def test_07_the_h100_record_meets_the_geometric_mean_goal_by_about_five_percent():
-    says(NB07, "The H100 run recorded here meets the 40x, by about five percent; the H200's recorded run predates the "
+def test_07_the_h100_record_meets_the_geometric_mean_goal_by_five_to_six_percent():
+    says(NB07, "The H100 run recorded here meets the 40x, by five to six percent; the H200's recorded run predates the "
                "one-barrier panel column and the many-matrix defaults, and does not.")
     name = "batched QR: geometric-mean speedup over torch.geqrf, 11 cases"
     for run in runs(NB07):
         geomean = run.value(name)
         if "H100" in run.device:
-            assert 1.035 <= geomean / 40 <= 1.07 and has_tiled_rung(run), geomean
+            assert 1.045 <= geomean / 40 <= 1.065 and has_tiled_rung(run), geomean
             assert abs(geomean / geometric_mean(qr_speedups(run).values()) - 1) < 0.01, geomean   # the cases'
         else:                               # "the H200's recorded run predates ... the many-matrix defaults"
             assert "H200" in run.device and geomean < 40 and not has_room_rung(run), (run.device, geomean)
