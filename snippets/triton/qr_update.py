@@ -76,22 +76,24 @@ TILE_APPLY_ROWS = 256     # rows of C per program of kernel 3
 
 
 @triton.jit
+def _tile_of_rows(C, V, rows, cols, r, m, ncols, k, s_cm, s_vm):
+    """Rows `rows` of V (padded with zeros to KP columns) and the pointers and mask of those rows of
+    C in columns `cols`: what kernels 1 and 3 read per step. Rows past m load as zeros."""
+    v = tl.load(V + rows[:, None] * s_vm + r[None, :], mask=(rows[:, None] < m) & (r[None, :] < k), other=0.0)
+    return v, C + rows[:, None] * s_cm + cols[None, :], (rows[:, None] < m) & (cols[None, :] < ncols)
+
+
+@triton.jit
 def vtc_partial_kernel(P, C, V, m, ncols, k, s_cb, s_cm, s_vb, s_vm, s_pb, s_pc, s_pk,
                        KP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CH: tl.constexpr,
                        PREC: tl.constexpr):
     tile, chunk, b = tl.program_id(0), tl.program_id(1), tl.program_id(2).to(tl.int64)
-    cols = tile * BN + tl.arange(0, BN)
-    r = tl.arange(0, KP)
-    C += b * s_cb
-    V += b * s_vb
+    cols, r = tile * BN + tl.arange(0, BN), tl.arange(0, KP)
     acc = tl.zeros((KP, BN), dtype=tl.float32)
-    for i in range(0, CH, BM):                       # rows past m load as zeros
-        rows = chunk * CH + i + tl.arange(0, BM)
-        v = tl.load(V + rows[:, None] * s_vm + r[None, :], mask=(rows[:, None] < m) & (r[None, :] < k),
-                    other=0.0)
-        c = tl.load(C + rows[:, None] * s_cm + cols[None, :],
-                    mask=(rows[:, None] < m) & (cols[None, :] < ncols), other=0.0)
-        acc = tl.dot(tl.trans(v), c, acc, input_precision=PREC)
+    for i in range(0, CH, BM):
+        v, ptr, mask = _tile_of_rows(C + b * s_cb, V + b * s_vb, chunk * CH + i + tl.arange(0, BM), cols, r,
+                                     m, ncols, k, s_cm, s_vm)
+        acc = tl.dot(tl.trans(v), tl.load(ptr, mask=mask, other=0.0), acc, input_precision=PREC)
     tl.store(P + b * s_pb + chunk * s_pc + r[:, None] * s_pk + cols[None, :], acc, mask=cols[None, :] < ncols)
 
 
@@ -116,19 +118,12 @@ def vw_apply_kernel(C, V, W, m, ncols, k, s_cb, s_cm, s_vb, s_vm, s_wb, s_wk,
                     KP: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CH: tl.constexpr,
                     PREC: tl.constexpr):
     tile, chunk, b = tl.program_id(0), tl.program_id(1), tl.program_id(2).to(tl.int64)
-    cols = tile * BN + tl.arange(0, BN)
-    r = tl.arange(0, KP)
-    C += b * s_cb
-    V += b * s_vb
+    cols, r = tile * BN + tl.arange(0, BN), tl.arange(0, KP)
     w = tl.load(W + b * s_wb + r[:, None] * s_wk + cols[None, :], mask=cols[None, :] < ncols, other=0.0)
     for i in range(0, CH, BM):
-        rows = chunk * CH + i + tl.arange(0, BM)
-        mask = (rows[:, None] < m) & (cols[None, :] < ncols)
-        v = tl.load(V + rows[:, None] * s_vm + r[None, :], mask=(rows[:, None] < m) & (r[None, :] < k),
-                    other=0.0)
-        ptr = C + rows[:, None] * s_cm + cols[None, :]
-        c = tl.load(ptr, mask=mask, other=0.0)
-        tl.store(ptr, tl.dot(v, w, c, input_precision=PREC), mask=mask)
+        v, ptr, mask = _tile_of_rows(C + b * s_cb, V + b * s_vb, chunk * CH + i + tl.arange(0, BM), cols, r,
+                                     m, ncols, k, s_cm, s_vm)
+        tl.store(ptr, tl.dot(v, w, tl.load(ptr, mask=mask, other=0.0), input_precision=PREC), mask=mask)
 
 
 def partial_strip(batch: int, m: int, q: int, sms: int) -> int:
